@@ -1,0 +1,17 @@
+/// The result of scanning a library: its assets, what was left out, and how
+/// much work the cache saved.
+public struct LibraryScan: Sendable {
+    public struct Statistics: Sendable, Hashable, Codable {
+        public var files: Int = 0
+        public var bytes: UInt64 = 0
+        public var filesFromCache: Int = 0
+        public var filesHashed: Int = 0
+        public var bytesHashed: UInt64 = 0
+        public var seconds: Double = 0
+    }
+
+    /// Sorted by primary path.
+    public var assets: [Asset]
+    public var skipped: [SkippedEntry]
+    public var statistics: Statistics
+}

@@ -1,0 +1,96 @@
+internal import CSodium
+
+/// Streaming BLAKE2b over libsodium's `crypto_generichash`.
+///
+/// Non-copyable because it owns libsodium's aligned state: a copy would share
+/// the buffer and a double `finalize` would corrupt it.
+public struct Blake2b: ~Copyable {
+    private let state: UnsafeMutableRawPointer
+    private let outputLength: Int
+    private let key: [UInt8]
+
+    /// - Parameters:
+    ///   - outputLength: 32 for content hashes, 64 for Noise's `HASH`.
+    ///   - key: optional key (≤ 64 bytes) for keyed hashing.
+    public init(outputLength: Int = Hash256.byteCount, key: [UInt8] = []) {
+        _ = Sodium.ready
+        precondition((16...64).contains(outputLength) && key.count <= 64)
+        self.outputLength = outputLength
+        self.key = key
+        state = UnsafeMutableRawPointer.allocate(byteCount: crypto_generichash_statebytes(), alignment: 64)
+        reset()
+    }
+
+    private func reset() {
+        let result = key.withUnsafeBufferPointer { keyBuffer in
+            crypto_generichash_init(
+                OpaquePointer(state),
+                keyBuffer.baseAddress, keyBuffer.count, outputLength)
+        }
+        precondition(result == 0, "crypto_generichash_init rejected valid parameters")
+    }
+
+    deinit {
+        state.deallocate()
+    }
+
+    public mutating func update(_ buffer: UnsafeRawBufferPointer) {
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return }
+        crypto_generichash_update(
+            OpaquePointer(state),
+            base.assumingMemoryBound(to: UInt8.self), UInt64(buffer.count))
+    }
+
+    public mutating func update(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { update($0) }
+    }
+
+    public consuming func finalize() -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: outputLength)
+        out.withUnsafeMutableBufferPointer { buffer in
+            _ = crypto_generichash_final(
+                OpaquePointer(state),
+                buffer.baseAddress.unsafelyUnwrapped, outputLength)
+        }
+        return out
+    }
+
+    /// Finalises and starts over with the same parameters, so a hot loop that
+    /// hashes many chunks reuses one state instead of allocating per chunk.
+    public mutating func finalizeHashAndReset() -> Hash256 {
+        precondition(outputLength == Hash256.byteCount)
+        var out = [UInt8](repeating: 0, count: outputLength)
+        out.withUnsafeMutableBufferPointer { buffer in
+            _ = crypto_generichash_final(
+                OpaquePointer(state),
+                buffer.baseAddress.unsafelyUnwrapped, outputLength)
+        }
+        reset()
+        return Hash256(bytes: out)!
+    }
+
+    /// Finalises a 32-byte hasher into a `Hash256`.
+    public consuming func finalizeHash() -> Hash256 {
+        precondition(outputLength == Hash256.byteCount)
+        // The byte count is fixed above, so the initializer cannot fail.
+        return Hash256(bytes: finalize())!
+    }
+
+    /// One-shot BLAKE2b-256.
+    public static func hash(_ buffer: UnsafeRawBufferPointer) -> Hash256 {
+        var hasher = Blake2b()
+        hasher.update(buffer)
+        return hasher.finalizeHash()
+    }
+
+    public static func hash(_ bytes: [UInt8]) -> Hash256 {
+        bytes.withUnsafeBytes { hash($0) }
+    }
+
+    /// One-shot BLAKE2b with any output length, for protocol code (Noise uses 64).
+    public static func digest(_ bytes: [UInt8], outputLength: Int, key: [UInt8] = []) -> [UInt8] {
+        var hasher = Blake2b(outputLength: outputLength, key: key)
+        hasher.update(bytes)
+        return hasher.finalize()
+    }
+}

@@ -1,0 +1,105 @@
+/// A bounds-checked cursor over untrusted bytes.
+///
+/// Every parser of bytes we did not write ourselves (wire messages, media
+/// files, blobs read back from disk) goes through this type, so a short or
+/// lying input ends in `ByteReaderError` instead of a trap.
+public struct ByteReader: Sendable {
+    public let bytes: [UInt8]
+    public private(set) var offset: Int
+
+    public init(_ bytes: [UInt8]) {
+        self.bytes = bytes
+        self.offset = 0
+    }
+
+    public var remaining: Int { bytes.count - offset }
+    public var isAtEnd: Bool { offset == bytes.count }
+
+    public mutating func readUInt8() throws(ByteReaderError) -> UInt8 {
+        guard remaining >= 1 else { throw .truncated(needed: 1, available: remaining) }
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+
+    public mutating func readUInt16() throws(ByteReaderError) -> UInt16 {
+        UInt16(truncatingIfNeeded: try readBigEndian(byteCount: 2))
+    }
+
+    public mutating func readUInt32() throws(ByteReaderError) -> UInt32 {
+        UInt32(truncatingIfNeeded: try readBigEndian(byteCount: 4))
+    }
+
+    public mutating func readUInt64() throws(ByteReaderError) -> UInt64 {
+        try readBigEndian(byteCount: 8)
+    }
+
+    public mutating func readInt64() throws(ByteReaderError) -> Int64 {
+        Int64(bitPattern: try readUInt64())
+    }
+
+    /// Reads `count` bytes; the caller has already checked `count` against its own cap.
+    public mutating func readBytes(_ count: Int) throws(ByteReaderError) -> [UInt8] {
+        guard count >= 0, remaining >= count else {
+            throw .truncated(needed: count, available: remaining)
+        }
+        defer { offset += count }
+        return Array(bytes[offset..<offset + count])
+    }
+
+    /// Reads a 32-bit big-endian length, rejects it above `limit`, then the bytes.
+    public mutating func readLengthPrefixed(limit: Int) throws(ByteReaderError) -> [UInt8] {
+        let length = Int(try readUInt32())
+        guard length <= limit else { throw .lengthOverLimit(length: length, limit: limit) }
+        return try readBytes(length)
+    }
+
+    /// A UTF-8 string with a 16-bit length prefix.
+    public mutating func readString(limit: Int) throws(ByteReaderError) -> String {
+        let length = Int(try readUInt16())
+        guard length <= limit else { throw .lengthOverLimit(length: length, limit: limit) }
+        let raw = try readBytes(length)
+        guard let string = String(validating: raw, as: UTF8.self) else { throw .invalidUTF8 }
+        return string
+    }
+
+    /// A count that must not exceed `limit` — checked before the caller allocates.
+    public mutating func readCount(limit: Int) throws(ByteReaderError) -> Int {
+        let count = Int(try readUInt32())
+        guard count <= limit else { throw .countOverLimit(count: count, limit: limit) }
+        return count
+    }
+
+    public func expectEnd() throws(ByteReaderError) {
+        guard isAtEnd else { throw .trailingBytes(remaining) }
+    }
+
+    private mutating func readBigEndian(byteCount: Int) throws(ByteReaderError) -> UInt64 {
+        guard remaining >= byteCount else { throw .truncated(needed: byteCount, available: remaining) }
+        var value: UInt64 = 0
+        for index in offset..<offset + byteCount {
+            value = value << 8 | UInt64(bytes[index])
+        }
+        offset += byteCount
+        return value
+    }
+}
+
+public enum ByteReaderError: Error, Equatable, Sendable, CustomStringConvertible {
+    case truncated(needed: Int, available: Int)
+    case lengthOverLimit(length: Int, limit: Int)
+    case countOverLimit(count: Int, limit: Int)
+    case invalidUTF8
+    case trailingBytes(Int)
+    case invalidValue(String)
+
+    public var description: String {
+        switch self {
+        case let .truncated(needed, available): "truncated input: needed \(needed) bytes, \(available) left"
+        case let .lengthOverLimit(length, limit): "length \(length) exceeds the limit of \(limit)"
+        case let .countOverLimit(count, limit): "count \(count) exceeds the limit of \(limit)"
+        case .invalidUTF8: "text is not valid UTF-8"
+        case let .trailingBytes(count): "\(count) unexpected trailing bytes"
+        case let .invalidValue(what): "invalid value: \(what)"
+        }
+    }
+}
