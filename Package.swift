@@ -23,9 +23,11 @@ let package = Package(
             dependencies: ["CSodium", "CZstd", "CSQLite", "CDNSSD"]
         ),
         .executableTarget(name: "lfsync", dependencies: ["LocalFirstSync"]),
-        .executableTarget(name: "lfsync-bench", dependencies: ["LocalFirstSync"]),
+        /// Synthetic media and sample libraries, shared by tests, the demo and the benchmarks.
+        .target(name: "LFSyncFixtures", dependencies: ["LocalFirstSync"]),
+        .executableTarget(name: "lfsync-bench", dependencies: ["LocalFirstSync", "LFSyncFixtures"]),
         .testTarget(
-            name: "LocalFirstSyncTests", dependencies: ["LocalFirstSync"],
+            name: "LocalFirstSyncTests", dependencies: ["LocalFirstSync", "LFSyncFixtures"],
             // Read at run time from the source tree, so that other implementations can use them too.
             exclude: ["Vectors"]
         ),

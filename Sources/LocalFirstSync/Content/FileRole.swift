@@ -5,7 +5,7 @@ public enum FileRole: UInt8, Sendable, Hashable, CaseIterable, Codable, CustomSt
     case primary = 1
     /// The motion part of a Live Photo.
     case livePhotoVideo = 2
-    /// The camera RAW of a RAW+JPEG pair (or the only image when there is no JPEG).
+    /// The camera RAW of a RAW+JPEG pair. A RAW on its own is the `primary` of its asset.
     case raw = 3
     /// Edit instructions and metadata (.AAE, .xmp) that belong to the primary.
     case sidecar = 4

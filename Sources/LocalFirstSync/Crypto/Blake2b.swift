@@ -31,6 +31,8 @@ public struct Blake2b: ~Copyable {
     }
 
     deinit {
+        // The state may hold key material (HMAC inner/outer blocks in Noise).
+        sodium_memzero(state, crypto_generichash_statebytes())
         state.deallocate()
     }
 

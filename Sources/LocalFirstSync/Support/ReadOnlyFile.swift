@@ -10,8 +10,10 @@ public final class ReadOnlyFile {
     public let path: String
     private let descriptor: Int32
 
-    public init(path: String) throws(SystemError) {
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+    /// - Parameter nonBlocking: open with `O_NONBLOCK`, so that opening a FIFO
+    ///   planted under a photo's name returns at once instead of hanging.
+    public init(path: String, nonBlocking: Bool = false) throws(SystemError) {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | (nonBlocking ? O_NONBLOCK : 0))
         guard fd >= 0 else { throw SystemError.current("open", path: path) }
         self.path = path
         descriptor = fd

@@ -35,7 +35,7 @@ public struct FileDigester: Sendable {
         absolutePath: String, relativePath: String, expected: FileStatus? = nil,
         buffer: UnsafeMutableRawBufferPointer
     ) throws(Failure) -> (manifest: FileManifest, status: FileStatus) {
-        let file = try Self.mapping { () throws(SystemError) in try ReadOnlyFile(path: absolutePath) }
+        let file = try Self.mapping { () throws(SystemError) in try ReadOnlyFile(path: absolutePath, nonBlocking: true) }
         let before = try Self.mapping { () throws(SystemError) in try file.status() }
         guard before.kind == .regular else { throw .notRegularFile(path: relativePath) }
         if let expected, !expected.hasSameStamp(as: before) { throw .changedWhileReading(path: relativePath) }

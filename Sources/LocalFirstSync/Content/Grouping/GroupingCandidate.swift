@@ -1,0 +1,13 @@
+/// One library file as the grouper sees it: where it is and, when the file
+/// carries one, the Apple Live Photo content identifier read from its metadata.
+public struct GroupingCandidate: Sendable, Hashable {
+    /// Library-relative, "/"-separated.
+    public var path: String
+    /// From `AppleContentIdentifierReader`; nil when absent or unreadable.
+    public var contentIdentifier: String?
+
+    public init(path: String, contentIdentifier: String? = nil) {
+        self.path = path
+        self.contentIdentifier = contentIdentifier
+    }
+}

@@ -1,0 +1,130 @@
+/// `(path, size, mtime_ns, inode) → FileManifest` for one library: what lets a
+/// rescan of an unchanged library read no file content.
+///
+/// The stored manifest is untrusted on the way back in (the file on disk may
+/// have been damaged or edited): a blob that does not decode, or decodes to a
+/// manifest that disagrees with its row, is a cache miss — the file is simply
+/// hashed again — never an error and never a crash.
+///
+/// For whole-library rescans use the batch calls: `loadAll()` is one query and
+/// `storeAll(_:)` one transaction over one prepared statement.
+public final class ScanCache: Sendable {
+    private let database: SerializedDatabase
+    private let libraryID: Int64
+
+    init(database: SerializedDatabase, libraryID: Int64) {
+        self.database = database
+        self.libraryID = libraryID
+    }
+
+    /// The manifest stored for `path`, if its stamp matches exactly.
+    public func cachedManifest(path: String, size: UInt64, mtimeNs: Int64, inode: UInt64) throws(SQLiteError) -> FileManifest? {
+        try cachedManifest(path: path, stamp: FileStamp(size: size, modificationTimeNs: mtimeNs, inode: inode))
+    }
+
+    public func cachedManifest(path: String, stamp: FileStamp) throws(SQLiteError) -> FileManifest? {
+        let libraryID = libraryID
+        let blob = try database.withDatabase { db throws(SQLiteError) in
+            try db.cachedStatement("""
+                SELECT manifest FROM scan_cache
+                WHERE library_id = ? AND path = ? AND size = ? AND mtime_ns = ? AND inode = ?
+                """)
+                .firstRow([
+                    .integer(libraryID), .text(path), .integer(unsigned: stamp.size),
+                    .integer(stamp.modificationTimeNs), .integer(unsigned: stamp.inode),
+                ]) { $0.blob(at: 0) } ?? nil
+        }
+        guard let blob else { return nil }
+        return Self.decode(blob, path: path, stamp: stamp)?.manifest
+    }
+
+    /// Every usable entry of this library, keyed by path, in one query. The
+    /// caller compares `entry.stamp` with what it sees on disk.
+    public func loadAll() throws(SQLiteError) -> [String: IndexedFile] {
+        let libraryID = libraryID
+        return try database.withDatabase { db throws(SQLiteError) in
+            var entries = [String: IndexedFile]()
+            try db.cachedStatement("SELECT path, size, mtime_ns, inode, manifest, content_identifier FROM scan_cache WHERE library_id = ?")
+                .forEachRow([.integer(libraryID)]) { row throws(SQLiteError) in
+                    guard let path = row.text(at: 0), let blob = row.blob(at: 4) else { return }
+                    let stamp = FileStamp(size: row.uint64(at: 1), modificationTimeNs: row.int64(at: 2), inode: row.uint64(at: 3))
+                    if var entry = Self.decode(blob, path: path, stamp: stamp) {
+                        entry.contentIdentifier = row.text(at: 5).flatMap { $0.utf8.count <= MediaMetadataLimits.maxIdentifierBytes ? $0 : nil }
+                        entries[path] = entry
+                    }
+                }
+            return entries
+        }
+    }
+
+    /// Stores (or replaces) the entry for `manifest.path`.
+    public func store(_ manifest: FileManifest, inode: UInt64) throws(SQLiteError) {
+        try storeAll([IndexedFile(manifest: manifest, inode: inode)])
+    }
+
+    /// Stores (or replaces) many entries in one transaction.
+    public func storeAll(_ files: [IndexedFile]) throws(SQLiteError) {
+        guard !files.isEmpty else { return }
+        let libraryID = libraryID
+        try database.write { db throws(SQLiteError) in
+            let upsert = try db.cachedStatement("""
+                INSERT INTO scan_cache (library_id, path, size, mtime_ns, inode, manifest, content_identifier)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (library_id, path) DO UPDATE SET
+                    size = excluded.size, mtime_ns = excluded.mtime_ns,
+                    inode = excluded.inode, manifest = excluded.manifest,
+                    content_identifier = excluded.content_identifier
+                """)
+            for file in files {
+                try upsert.bind(libraryID, at: 1)
+                try upsert.bind(file.manifest.path, at: 2)
+                try upsert.bind(Int64(bitPattern: file.manifest.size), at: 3)
+                try upsert.bind(file.manifest.modificationTimeNs, at: 4)
+                try upsert.bind(Int64(bitPattern: file.inode), at: 5)
+                try upsert.bind(file.manifest.encoded(), at: 6)
+                if let identifier = file.contentIdentifier {
+                    try upsert.bind(identifier, at: 7)
+                } else {
+                    try upsert.bindNull(at: 7)
+                }
+                try upsert.run()
+            }
+        }
+    }
+
+    public func removeEntry(path: String) throws(SQLiteError) {
+        let libraryID = libraryID
+        try database.withDatabase { db throws(SQLiteError) in
+            try db.cachedStatement("DELETE FROM scan_cache WHERE library_id = ? AND path = ?")
+                .execute([.integer(libraryID), .text(path)])
+        }
+    }
+
+    /// Prunes entries of files the scan no longer saw.
+    /// - Returns: how many entries were removed.
+    @discardableResult
+    public func removeEntries(notIn paths: Set<String>) throws(SQLiteError) -> Int {
+        let libraryID = libraryID
+        return try database.write { db throws(SQLiteError) in
+            let stale = try db.cachedStatement("SELECT path FROM scan_cache WHERE library_id = ?")
+                .rows([.integer(libraryID)]) { $0.text(at: 0) }
+                .compactMap { $0 }
+                .filter { !paths.contains($0) }
+            let delete = try db.cachedStatement("DELETE FROM scan_cache WHERE library_id = ? AND path = ?")
+            for path in stale {
+                try delete.execute([.integer(libraryID), .text(path)])
+            }
+            return stale.count
+        }
+    }
+
+    /// Decodes a stored manifest and checks it describes the row it came from.
+    private static func decode(_ blob: [UInt8], path: String, stamp: FileStamp) -> IndexedFile? {
+        guard let manifest = try? FileManifest(encoded: blob),
+              manifest.path == path,
+              manifest.size == stamp.size,
+              manifest.modificationTimeNs == stamp.modificationTimeNs
+        else { return nil }
+        return IndexedFile(manifest: manifest, inode: stamp.inode)
+    }
+}

@@ -1,0 +1,59 @@
+/// One direction of an encrypted channel: a ChaChaPoly key and the nonce
+/// counter that must never repeat under it (Noise's `CipherState` with a key).
+///
+/// A value type so each direction can be owned by its own task (reader and
+/// writer) with no locking; copying one and using both copies would reuse
+/// nonces, so don't.
+public struct NoiseCipherState: Sendable {
+    private var key: SecureBytes
+    /// Number of messages processed so far; also the next nonce.
+    public private(set) var nonce: UInt64 = 0
+
+    /// Noise `InitializeKey`: a fresh key always starts at nonce 0.
+    init(key: SecureBytes) {
+        precondition(key.count == Noise.keyLength, "ChaChaPoly keys are 32 bytes")
+        self.key = key
+    }
+
+    /// `EncryptWithAd`. Throws `nonceExhausted` rather than ever reusing or
+    /// wrapping a nonce: 2^64-1 is reserved by the spec (it is `Rekey`'s nonce).
+    public mutating func encrypt(_ plaintext: [UInt8], ad: [UInt8] = []) throws(NoiseError) -> [UInt8] {
+        let size = plaintext.count + Noise.tagLength
+        guard size <= Noise.maxMessageLength else {
+            throw .messageTooLarge(size: size, limit: Noise.maxMessageLength)
+        }
+        guard nonce < UInt64.max else { throw .nonceExhausted }
+        let ciphertext = ChaChaPoly.encrypt(key: key, counter: nonce, ad: ad, plaintext: plaintext)
+        nonce += 1
+        return ciphertext
+    }
+
+    /// `DecryptWithAd`. On failure the nonce does not advance, but the session
+    /// should be torn down anyway: Noise gives no way to resynchronise.
+    public mutating func decrypt(_ ciphertext: [UInt8], ad: [UInt8] = []) throws(NoiseError) -> [UInt8] {
+        guard ciphertext.count <= Noise.maxMessageLength else {
+            throw .messageTooLarge(size: ciphertext.count, limit: Noise.maxMessageLength)
+        }
+        guard nonce < UInt64.max else { throw .nonceExhausted }
+        let plaintext = try ChaChaPoly.decrypt(key: key, counter: nonce, ad: ad, ciphertext: ciphertext)
+        nonce += 1
+        return plaintext
+    }
+
+    /// Noise `Rekey()`: the new key is the first 32 bytes of encrypting 32 zero
+    /// bytes under nonce 2^64-1 with empty associated data. One-way, so a later
+    /// key compromise does not expose earlier traffic. The nonce is *not* reset;
+    /// both sides must rekey at the same point in the message stream.
+    public mutating func rekey() {
+        var material = ChaChaPoly.encrypt(
+            key: key, counter: UInt64.max, ad: [], plaintext: [UInt8](repeating: 0, count: Noise.keyLength))
+        defer { SecureBytes.wipe(&material) }
+        key = SecureBytes(copying: material.prefix(Noise.keyLength))
+    }
+
+    /// Test hook: jump the counter (e.g. to 2^64-2) to exercise exhaustion
+    /// without 2^64 encryptions. Not public: setting a nonce backwards reuses it.
+    mutating func setNonceForTesting(_ value: UInt64) {
+        nonce = value
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+import LFSyncFixtures
+import LocalFirstSync
+
+/// `lfsync-bench content [--size-mib N] [--files N] [--reps N]`
+///
+/// Measures, in one run and on the same bytes: plain BLAKE2b (the raw
+/// primitive, one core and all cores), lfsync's chunk+hash pipeline (one core
+/// and all cores), and a rescan of an unchanged library from the scan cache.
+@main
+struct Bench {
+    static func main() async throws {
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        guard let mode = arguments.first else {
+            print("usage: lfsync-bench content [--size-mib N] [--files N] [--reps N] [--work DIR]")
+            print("       lfsync-bench sample-library DIR [--padding BYTES] [--seed N]")
+            exit(64)
+        }
+        arguments.removeFirst()
+        var positional: String?
+        if let first = arguments.first, !first.hasPrefix("--") {
+            positional = first
+            arguments.removeFirst()
+        }
+        var options: [String: String] = [:]
+        while arguments.count >= 2, arguments[0].hasPrefix("--") {
+            options[String(arguments[0].dropFirst(2))] = arguments[1]
+            arguments.removeFirst(2)
+        }
+        switch mode {
+        case "content":
+            try await ContentBenchmark(
+                corpusMiB: Int(options["size-mib"] ?? "") ?? 1024,
+                rescanFiles: Int(options["files"] ?? "") ?? 10_000,
+                repetitions: Int(options["reps"] ?? "") ?? 3,
+                workDirectory: URL(fileURLWithPath: options["work"] ?? "bench-out", isDirectory: true)
+            ).run()
+        case "sample-library":
+            guard let directory = positional else {
+                print("sample-library needs a directory")
+                exit(64)
+            }
+            let written = try SampleLibrary.write(
+                at: URL(fileURLWithPath: directory, isDirectory: true),
+                options: .init(photoPadding: Int(options["padding"] ?? "") ?? 1_500_000, seed: UInt64(options["seed"] ?? "") ?? 2026))
+            print("wrote \(written.count) files to \(directory)")
+        default:
+            print("unknown benchmark '\(mode)'")
+            exit(64)
+        }
+    }
+}

@@ -1,0 +1,38 @@
+/// The one description of the command line. Parsing, `--help`, the man page
+/// and the shell completions are all generated from these values, so they
+/// cannot disagree with each other.
+struct CommandSpec: Sendable {
+    var name: String
+    var abstract: String
+    var discussion: String = ""
+    var options: [OptionSpec] = []
+    var arguments: [ArgumentSpec] = []
+    var examples: [String] = []
+}
+
+struct OptionSpec: Sendable {
+    var long: String
+    var short: Character? = nil
+    /// nil for a flag; otherwise the placeholder shown in help (`DIR`, `PEER`).
+    var valueName: String? = nil
+    var help: String
+    var completion: CompletionKind = .none
+
+    var isFlag: Bool { valueName == nil }
+}
+
+struct ArgumentSpec: Sendable {
+    var name: String
+    var help: String
+    var isOptional: Bool = false
+    var isRepeating: Bool = false
+    var completion: CompletionKind = .none
+}
+
+/// What a shell should offer for a value.
+enum CompletionKind: Sendable, Equatable {
+    case none
+    case file
+    case directory
+    case choices([String])
+}

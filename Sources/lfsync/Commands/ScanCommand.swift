@@ -1,0 +1,92 @@
+import Foundation
+import LocalFirstSync
+
+/// `lfsync scan DIR [--json]`: what would be synced, and how lfsync groups it.
+struct ScanCommand {
+    let arguments: ParsedArguments
+    let console: Console
+
+    func run() async throws -> ExitCode {
+        let path = arguments.positionals[0]
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw CommandFailure(message: "'\(path)' is not a directory", exitCode: .usage)
+        }
+        let library = URL(fileURLWithPath: path, isDirectory: true)
+        var scanner = LibraryScanner(root: library)
+        if !arguments.flag("no-cache") {
+            let home = StateHome()
+            try home.createIfNeeded()
+            let index = try LibraryIndex.open(at: home.libraryIndex(for: library))
+            scanner.cache = index.scanCache
+            scanner.chunkIndex = index.chunkIndex
+        }
+        let scan = try await scanner.scan()
+        if arguments.flag("json") {
+            console.result(try ScanReport(library: library.standardizedFileURL.path, scan: scan).json())
+        } else {
+            printText(scan)
+        }
+        return .success
+    }
+
+    private func printText(_ scan: LibraryScan) {
+        for asset in scan.assets {
+            console.result("\(asset.contentID.hash.shortHex)  \(asset.kind.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0)) \(asset.files.count) file\(asset.files.count == 1 ? " " : "s")  \(ByteCountText.format(asset.totalSize))")
+            for file in asset.files {
+                let role = file.role.description.padding(toLength: 15, withPad: " ", startingAt: 0)
+                console.result("    \(role) \(file.manifest.path)  (\(ByteCountText.format(file.manifest.size)))")
+            }
+        }
+        let stats = scan.statistics
+        console.note(String(format: "%d assets, %d files, %@ — %d hashed, %d from cache, in %.2f s",
+                            scan.assets.count, stats.files, ByteCountText.format(stats.bytes),
+                            stats.filesHashed, stats.filesFromCache, stats.seconds))
+        for skipped in scan.skipped {
+            console.note("skipped \(skipped.path): \(skipped.reason)")
+        }
+    }
+}
+
+/// The stable JSON shape of `lfsync scan --json` (documented in README).
+struct ScanReport: Encodable {
+    struct AssetReport: Encodable {
+        var contentID: String
+        var kind: String
+        var size: UInt64
+        var files: [FileReport]
+    }
+
+    struct FileReport: Encodable {
+        var path: String
+        var role: String
+        var size: UInt64
+        var fileHash: String
+        var chunks: Int
+    }
+
+    var library: String
+    var assets: [AssetReport]
+    var skipped: [SkippedEntry]
+    var statistics: LibraryScan.Statistics
+
+    init(library: String, scan: LibraryScan) {
+        self.library = library
+        assets = scan.assets.map { asset in
+            AssetReport(
+                contentID: asset.contentID.hex, kind: asset.kind.rawValue, size: asset.totalSize,
+                files: asset.files.map {
+                    FileReport(path: $0.manifest.path, role: $0.role.description, size: $0.manifest.size,
+                               fileHash: $0.manifest.fileHash.hex, chunks: $0.manifest.chunks.count)
+                })
+        }
+        skipped = scan.skipped
+        statistics = scan.statistics
+    }
+
+    func json() throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(self), as: UTF8.self)
+    }
+}

@@ -1,0 +1,21 @@
+/// sysexits-style exit codes a script can rely on (DESIGN.md §8).
+enum ExitCode: Int32 {
+    case success = 0
+    /// Some assets or peers failed; the rest succeeded.
+    case partial = 1
+    case usage = 64
+    /// Input data was malformed (e.g. a corrupt state file).
+    case dataError = 65
+    case peerUnavailable = 69
+    case software = 70
+    case ioError = 74
+    /// Try again later: a lock is held, a timeout passed.
+    case temporaryFailure = 75
+    case declined = 77
+}
+
+/// An error that already knows how to end the process.
+struct CommandFailure: Error {
+    var message: String
+    var exitCode: ExitCode
+}

@@ -1,0 +1,58 @@
+import Foundation
+import LocalFirstSync
+
+/// Entry point: parse, dispatch, and map every error to one printer and one exit code.
+@main
+struct LFSyncMain {
+    static func main() async {
+        let model = LFSyncCommands.model
+        let parser = ArgumentParser(model: model)
+        let exitCode: ExitCode
+        do {
+            switch try parser.parse(Array(CommandLine.arguments.dropFirst())) {
+            case let .help(command):
+                print(command.map { HelpFormatter(model: model).help(for: $0) } ?? HelpFormatter(model: model).overview())
+                exitCode = .success
+            case .version:
+                print("lfsync \(LFSyncVersion.current)")
+                exitCode = .success
+            case let .run(command, arguments):
+                exitCode = try await run(command, arguments, model: model)
+            }
+        } catch let error as UsageError {
+            Console.writeError("lfsync: \(error.message)\n")
+            if let hint = error.hint { Console.writeError("\(hint)\n") }
+            exitCode = .usage
+        } catch let failure as CommandFailure {
+            Console.writeError("lfsync: \(failure.message)\n")
+            exitCode = failure.exitCode
+        } catch {
+            Console.writeError("lfsync: \(error)\n")
+            exitCode = .software
+        }
+        exit(exitCode.rawValue)
+    }
+
+    static func run(_ command: CommandSpec, _ arguments: ParsedArguments, model: CommandModel) async throws -> ExitCode {
+        let console = Console(arguments: arguments)
+        switch command.name {
+        case "scan":
+            return try await ScanCommand(arguments: arguments, console: console).run()
+        case "help":
+            if let name = arguments.positionals.first {
+                guard let target = model.command(named: name) else {
+                    throw UsageError(message: "unknown command '\(name)'", hint: "Run 'lfsync help' for the list of commands.")
+                }
+                print(HelpFormatter(model: model).help(for: target))
+            } else {
+                print(HelpFormatter(model: model).overview())
+            }
+            return .success
+        case "version":
+            print("lfsync \(LFSyncVersion.current)")
+            return .success
+        default:
+            throw CommandFailure(message: "command '\(command.name)' is not implemented", exitCode: .software)
+        }
+    }
+}

@@ -1,0 +1,32 @@
+import Foundation
+import LocalFirstSync
+
+/// Where this device keeps its state: `$LFSYNC_HOME`, else
+/// `$XDG_DATA_HOME/lfsync`, else `~/.local/share/lfsync` (XDG default).
+struct StateHome {
+    let url: URL
+
+    init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+        if let home = environment["LFSYNC_HOME"], !home.isEmpty {
+            url = URL(fileURLWithPath: home, isDirectory: true)
+        } else if let data = environment["XDG_DATA_HOME"], !data.isEmpty {
+            url = URL(fileURLWithPath: data, isDirectory: true).appendingPathComponent("lfsync", isDirectory: true)
+        } else {
+            url = FileManager.default.homeDirectoryForCurrentUser
+                .appendingPathComponent(".local/share/lfsync", isDirectory: true)
+        }
+    }
+
+    /// Per-library index (scan cache + chunk index), keyed by the library's real path
+    /// so that scanning a folder never writes into it.
+    func libraryIndex(for library: URL) -> URL {
+        let real = library.resolvingSymlinksInPath().standardizedFileURL.path
+        let key = Blake2b.hash(Array(real.utf8)).hex.prefix(16)
+        return url.appendingPathComponent("libraries/\(key).sqlite")
+    }
+
+    func createIfNeeded() throws {
+        try FileManager.default.createDirectory(at: url.appendingPathComponent("libraries"), withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+    }
+}

@@ -1,2 +1,0 @@
-import LocalFirstSync
-print("lfsync")

@@ -1,0 +1,45 @@
+import Foundation
+import Testing
+
+/// Runs the real `lfsync` binary, as a user or a cron job would.
+struct LFSyncProcess {
+    struct Output {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    /// `$LFSYNC_BINARY` (set by `make test`), else the debug build next to the sources.
+    static var binary: URL {
+        if let path = ProcessInfo.processInfo.environment["LFSYNC_BINARY"], !path.isEmpty {
+            return URL(fileURLWithPath: path)
+        }
+        return TestSupport.packageRoot.appendingPathComponent(".build/debug/lfsync")
+    }
+
+    static func run(_ arguments: [String], home: URL, environment extra: [String: String] = [:]) throws -> Output {
+        guard FileManager.default.isExecutableFile(atPath: binary.path) else {
+            Issue.record("lfsync binary not found at \(binary.path): run the tests through `make test` (it builds it first)")
+            return Output(status: -1, stdout: "", stderr: "")
+        }
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["LFSYNC_HOME"] = home.path
+        environment["NO_COLOR"] = "1"
+        environment.merge(extra) { _, new in new }
+        process.environment = environment
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        // Read before waiting, so a large output cannot fill the pipe and stall the child.
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Output(status: process.terminationStatus,
+                      stdout: String(decoding: stdout, as: UTF8.self),
+                      stderr: String(decoding: stderr, as: UTF8.self))
+    }
+}

@@ -1,0 +1,87 @@
+import Testing
+@testable import LocalFirstSync
+
+@Suite("Noise cipher state")
+struct NoiseCipherStateTests {
+    private func transports() throws -> (initiator: NoiseTransport, responder: NoiseTransport) {
+        var pair = try NoisePair(.nn)
+        return try pair.complete()
+    }
+
+    @Test("nonce 2^64-2 is the last usable one; 2^64-1 is never used")
+    func nonceExhaustion() throws {
+        let (initiator, responder) = try transports()
+        var sender = try #require(initiator.sender)
+        var receiver = try #require(responder.receiver)
+        sender.setNonceForTesting(UInt64.max - 1)
+        receiver.setNonceForTesting(UInt64.max - 1)
+
+        let last = try sender.encrypt([1, 2, 3])
+        #expect(sender.nonce == UInt64.max)
+        #expect(throws: NoiseError.nonceExhausted) { try sender.encrypt([4]) }
+        #expect(sender.nonce == UInt64.max)
+
+        #expect(try receiver.decrypt(last) == [1, 2, 3])
+        #expect(throws: NoiseError.nonceExhausted) { try receiver.decrypt(last) }
+    }
+
+    @Test("tampered ciphertext, tag or associated data fail; the nonce does not advance")
+    func tampering() throws {
+        var (initiator, responder) = try transports()
+        let message = try initiator.encrypt(Array("photo chunk".utf8), ad: [1])
+
+        for index in [0, message.count - 1] {
+            var tampered = message
+            tampered[index] ^= 0x80
+            #expect(throws: NoiseError.decryptFailed) { try responder.decrypt(tampered, ad: [1]) }
+        }
+        #expect(throws: NoiseError.decryptFailed) { try responder.decrypt(message, ad: [2]) }
+        #expect(responder.receiver?.nonce == 0)
+        #expect(try responder.decrypt(message, ad: [1]) == Array("photo chunk".utf8))
+        // Replaying it now uses nonce 1 and fails.
+        #expect(throws: NoiseError.decryptFailed) { try responder.decrypt(message, ad: [1]) }
+    }
+
+    @Test("transport messages are capped at 65535 bytes")
+    func sizeLimits() throws {
+        var (initiator, responder) = try transports()
+        let largest = Noise.maxMessageLength - 16
+        #expect(throws: NoiseError.messageTooLarge(size: Noise.maxMessageLength + 1, limit: Noise.maxMessageLength)) {
+            try initiator.encrypt([UInt8](repeating: 0, count: largest + 1))
+        }
+        let ciphertext = try initiator.encrypt([UInt8](repeating: 7, count: largest))
+        #expect(ciphertext.count == Noise.maxMessageLength)
+        #expect(try responder.decrypt(ciphertext).count == largest)
+        #expect(throws: NoiseError.messageTooLarge(size: Noise.maxMessageLength + 1, limit: Noise.maxMessageLength)) {
+            try responder.decrypt([UInt8](repeating: 0, count: Noise.maxMessageLength + 1))
+        }
+        #expect(throws: NoiseError.truncated) { try responder.decrypt([UInt8](repeating: 0, count: 15)) }
+    }
+
+    @Test("rekey interoperates when both sides rekey, and only then")
+    func rekeyInterop() throws {
+        var (initiator, responder) = try transports()
+        #expect(try responder.decrypt(try initiator.encrypt([1])) == [1])
+
+        initiator.sender?.rekey()
+        responder.receiver?.rekey()
+        #expect(initiator.sender?.nonce == 1, "rekey must not reset the nonce")
+        #expect(try responder.decrypt(try initiator.encrypt([2])) == [2])
+        #expect(try responder.decrypt(try initiator.encrypt([3])) == [3])
+
+        // Only the sender rekeys: the receiver can no longer decrypt.
+        var unmatched = initiator
+        unmatched.sender?.rekey()
+        var stale = responder
+        #expect(throws: NoiseError.decryptFailed) { try stale.decrypt(try unmatched.encrypt([4])) }
+
+        // The other direction was untouched by all this.
+        #expect(try initiator.decrypt(try responder.encrypt([5])) == [5])
+    }
+
+    @Test("the nonce is 4 zero bytes then the counter little-endian")
+    func nonceLayout() {
+        #expect(ChaChaPoly.nonce(0x0102_0304_0506_0708) == [0, 0, 0, 0, 8, 7, 6, 5, 4, 3, 2, 1])
+        #expect(ChaChaPoly.nonce(0) == [UInt8](repeating: 0, count: 12))
+    }
+}

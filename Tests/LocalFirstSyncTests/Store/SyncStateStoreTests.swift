@@ -1,0 +1,182 @@
+import Foundation
+import Testing
+@testable import LocalFirstSync
+
+@Suite("Sync state ledger")
+struct SyncStateStoreTests {
+    let nas: PeerKey = "nas"
+    let laptop: PeerKey = "laptop"
+
+    @Test func recordsAndReadsStates() throws {
+        let store = try SyncStateStore.inMemory()
+        let content = StoreFixtures.contentID(1)
+        #expect(try store.state(of: content, for: nas) == nil)
+        for state in SyncState.allCases {
+            try store.record(state, for: [content], peer: nas)
+            #expect(try store.state(of: content, for: nas) == state)
+        }
+    }
+
+    @Test func keepsTimestampsAndBytes() throws {
+        let store = try SyncStateStore.inMemory()
+        let content = StoreFixtures.contentID(1)
+        let first = Date(timeIntervalSince1970: 1_700_000_000.123)
+        try store.record(.pending, for: [content], peer: nas, bytes: 4_000_000, at: first)
+        var entry = try #require(try store.entry(of: content, for: nas))
+        #expect(entry.updatedAt == first)
+        #expect(entry.bytes == 4_000_000)
+
+        let second = first.addingTimeInterval(60)
+        try store.record(.synced, for: [content], peer: nas, at: second)
+        entry = try #require(try store.entry(of: content, for: nas))
+        #expect(entry.updatedAt == second)
+        #expect(entry.bytes == 4_000_000, "nil bytes keeps the known size")
+        #expect(entry.state == .synced)
+        #expect(entry.peer == nas && entry.content == content)
+    }
+
+    @Test func peersAreIsolated() throws {
+        let store = try SyncStateStore.inMemory()
+        let contents = (0..<10).map(StoreFixtures.contentID)
+        try store.record(.pending, for: contents, peer: nas)
+        try store.record(.pending, for: contents, peer: laptop)
+
+        try store.record(.synced, for: Array(contents.prefix(4)), peer: nas)
+        try store.record(.failed, for: [contents[9]], peer: laptop, reason: "disk full")
+
+        #expect(try store.counts(for: nas) == [.synced: 4, .pending: 6, .inFlight: 0, .failed: 0])
+        #expect(try store.counts(for: laptop) == [.synced: 0, .pending: 9, .inFlight: 0, .failed: 1])
+        #expect(try store.state(of: contents[0], for: laptop) == .pending)
+        #expect(try store.state(of: contents[9], for: nas) == .pending)
+        #expect(try store.failureReason(of: contents[9], for: nas) == nil)
+        #expect(try store.peers() == [laptop, nas])
+        #expect(try store.counts(for: "unknown-peer") == [.synced: 0, .pending: 0, .inFlight: 0, .failed: 0])
+    }
+
+    @Test func failureReasonFollowsTheState() throws {
+        let store = try SyncStateStore.inMemory()
+        let content = StoreFixtures.contentID(1)
+        try store.record(.failed, for: [content], peer: nas, reason: "peer declined")
+        #expect(try store.failureReason(of: content, for: nas) == "peer declined")
+        try store.record(.synced, for: [content], peer: nas)
+        #expect(try store.failureReason(of: content, for: nas) == nil)
+        #expect(try store.entry(of: content, for: nas)?.reason == nil, "a new state clears the old reason")
+
+        try store.record(.failed, for: [content], peer: nas, reason: String(repeating: "x", count: 50_000))
+        #expect(try store.failureReason(of: content, for: nas)?.count == SyncStateStore.maxReasonLength)
+    }
+
+    @Test func batchIsAllOrNothing() throws {
+        let state = try StateDatabase.inMemory()
+        let store = state.syncState
+        try state.database.withDatabase { db throws(SQLiteError) in
+            // Make the third row of the batch fail.
+            try db.execute("""
+                CREATE TRIGGER reject AFTER INSERT ON sync_state
+                WHEN NEW.content_id = x'\(StoreFixtures.hash(3).hex)'
+                BEGIN SELECT RAISE(ABORT, 'rejected'); END
+                """)
+        }
+        #expect(throws: SQLiteError.self) {
+            try store.record(.synced, for: (1...5).map(StoreFixtures.contentID), peer: nas)
+        }
+        #expect(try store.counts(for: nas)[.synced] == 0)
+        #expect(try store.peers().isEmpty)
+    }
+
+    @Test func notSyncedFilterOn100kCandidates() throws {
+        let store = try SyncStateStore.inMemory()
+        let candidates = (0..<100_000).map(StoreFixtures.contentID)
+        try store.record(.synced, for: candidates.enumerated().filter { $0.offset % 3 == 0 }.map(\.element), peer: nas)
+        try store.record(.failed, for: candidates.enumerated().filter { $0.offset % 3 == 1 }.map(\.element), peer: nas, reason: "x")
+        try store.record(.synced, for: candidates, peer: laptop)
+
+        // Shuffled deterministically, with a duplicate and an unknown ID, to check order is the caller's.
+        var shuffled = candidates
+        var generator = SplitMix64(seed: 7)
+        shuffled.shuffle(using: &generator)
+        shuffled.append(shuffled[0])
+        shuffled.append(StoreFixtures.contentID(-1))
+        let synced = Set(candidates.enumerated().filter { $0.offset % 3 == 0 }.map(\.element))
+
+        let result = try store.contentIDs(notSyncedWith: nas, from: shuffled)
+        #expect(result == shuffled.filter { !synced.contains($0) })
+        #expect(try store.contentIDs(notSyncedWith: nas, from: candidates).count == 66_666)
+        #expect(try store.contentIDs(notSyncedWith: laptop, from: shuffled) == [StoreFixtures.contentID(-1)])
+        #expect(try store.contentIDs(notSyncedWith: "new-peer", from: shuffled) == shuffled)
+        #expect(try store.contentIDs(in: .failed, for: nas).count == 33_333)
+        #expect(try store.counts(for: nas) == [.synced: 33_334, .failed: 33_333, .pending: 0, .inFlight: 0])
+    }
+
+    @Test func contentIDsInStateAreSorted() throws {
+        let store = try SyncStateStore.inMemory()
+        let contents = [5, 1, 3].map(StoreFixtures.contentID)
+        try store.record(.inFlight, for: contents, peer: nas)
+        #expect(try store.contentIDs(in: .inFlight, for: nas) == contents.sorted())
+        #expect(try store.contentIDs(in: .synced, for: nas).isEmpty)
+    }
+
+    @Test func corruptRowsReadAsNoRecord() throws {
+        let state = try StateDatabase.inMemory()
+        let store = state.syncState
+        let (bogus, blobState, good) = (StoreFixtures.contentID(1), StoreFixtures.contentID(2), StoreFixtures.contentID(3))
+        try store.record(.synced, for: [bogus, blobState, good], peer: nas)
+        try state.database.withDatabase { db throws(SQLiteError) in
+            try db.execute("UPDATE sync_state SET state = 'bogus' WHERE content_id = x'\(bogus.hex)'")
+            try db.execute("UPDATE sync_state SET state = x'FF00' WHERE content_id = x'\(blobState.hex)'")
+            // A content ID of the wrong length, and a NULL-ish state, straight into the table.
+            try db.execute("INSERT INTO sync_state VALUES ('nas', x'0102', 'synced', NULL, NULL, 0)")
+            try db.execute("INSERT INTO sync_state VALUES ('nas', x'\(StoreFixtures.hash(4).hex)', '', 7, 'many', 'soon')")
+        }
+        #expect(try store.state(of: bogus, for: nas) == nil)
+        #expect(try store.state(of: blobState, for: nas) == nil)
+        #expect(try store.state(of: StoreFixtures.contentID(4), for: nas) == nil)
+        #expect(try store.entry(of: good, for: nas)?.state == .synced)
+        #expect(try store.counts(for: nas) == [.synced: 2, .pending: 0, .inFlight: 0, .failed: 0])
+        #expect(try store.contentIDs(in: .synced, for: nas) == [good])
+        #expect(try store.contentIDs(notSyncedWith: nas, from: [bogus, blobState, good]) == [bogus, blobState])
+
+        // Recording again heals the row.
+        try store.record(.pending, for: [bogus], peer: nas)
+        #expect(try store.state(of: bogus, for: nas) == .pending)
+    }
+
+    @Test func durableAcrossReopen() async throws {
+        try await TestSupport.withTemporaryDirectory { directory in
+            let url = directory.appendingPathComponent("nested/state/lfsync.sqlite")
+            let contents = (0..<100).map(StoreFixtures.contentID)
+            do {
+                let store = try SyncStateStore.onDisk(url)
+                try store.record(.synced, for: contents, peer: nas, bytes: 10)
+                try store.record(.failed, for: [contents[0]], peer: laptop, reason: "timeout")
+                store.close()
+                #expect(throws: SQLiteError.closed) { try store.state(of: contents[0], for: nas) }
+            }
+            #expect(FileManager.default.fileExists(atPath: url.path))
+            #expect(!FileManager.default.fileExists(atPath: url.path + "-wal"), "a clean close checkpoints the WAL")
+
+            let reopened = try SyncStateStore.onDisk(url)
+            #expect(try reopened.counts(for: nas)[.synced] == 100)
+            #expect(try reopened.failureReason(of: contents[0], for: laptop) == "timeout")
+            #expect(try reopened.entry(of: contents[5], for: nas)?.bytes == 10)
+        }
+    }
+
+    @Test func writesSurviveWithoutAnExplicitClose() async throws {
+        try await TestSupport.withTemporaryDirectory { directory in
+            let url = directory.appendingPathComponent("lfsync.sqlite")
+            let content = StoreFixtures.contentID(1)
+            // A second connection sees committed rows while the first is still open.
+            let writer = try SyncStateStore.onDisk(url)
+            try writer.record(.synced, for: [content], peer: nas)
+            let reader = try SyncStateStore.onDisk(url)
+            #expect(try reader.state(of: content, for: nas) == .synced)
+        }
+    }
+
+    @Test func peerKeyIsAPlainStringInJSON() throws {
+        let data = try JSONEncoder().encode([PeerKey("dev-a")])
+        #expect(String(decoding: data, as: UTF8.self) == #"["dev-a"]"#)
+        #expect(try JSONDecoder().decode([PeerKey].self, from: data) == ["dev-a"])
+    }
+}
