@@ -32,7 +32,7 @@ struct Console: Sendable {
 
     /// Flushes stdout first, so that results and notes appear in the order they were made.
     static func writeError(_ text: String) {
-        fflush(stdout)
+        fflush(nil)  // all output streams; naming `stdout` is not concurrency-safe in Swift 6
         FileHandle.standardError.write(Data(text.utf8))
     }
 }

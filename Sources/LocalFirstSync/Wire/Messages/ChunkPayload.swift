@@ -1,0 +1,68 @@
+/// The bytes of one chunk as they travel: raw, or zstd-compressed when that
+/// actually pays off. Either way the receiver knows the decoded length up
+/// front and verifies the chunk's BLAKE2b hash after decoding.
+public enum ChunkPayload: Hashable, Sendable {
+    case raw([UInt8])
+    /// One zstd frame that must decompress to exactly `decodedLength` bytes.
+    case zstd(compressed: [UInt8], decodedLength: Int)
+
+    /// Wire value of the encoding byte.
+    var encodingByte: UInt8 {
+        switch self {
+        case .raw: 0
+        case .zstd: 1
+        }
+    }
+
+    public var decodedLength: Int {
+        switch self {
+        case let .raw(bytes): bytes.count
+        case let .zstd(_, length): length
+        }
+    }
+
+    /// Bytes of chunk data on the wire.
+    public var encodedLength: Int {
+        switch self {
+        case let .raw(bytes): bytes.count
+        case let .zstd(compressed, _): compressed.count
+        }
+    }
+
+    /// Compression is kept only if it saves at least 1/16 of the chunk (and at
+    /// least 64 bytes): below that, the receiver's decompression costs more
+    /// time than the bytes saved. Photos and videos are already compressed
+    /// and are almost always sent raw.
+    public static func maximumUsefulCompressedLength(forRawLength length: Int) -> Int {
+        length - max(length / 16, 64)
+    }
+
+    /// Raw or zstd, whichever is meaningfully smaller (see `maximumUsefulCompressedLength`).
+    /// Only use when the peer announced `WireCapabilities.zstd`.
+    public static func encode(raw: [UInt8], using compressor: borrowing ZstdCompressor) -> ChunkPayload {
+        let limit = maximumUsefulCompressedLength(forRawLength: raw.count)
+        guard limit > 0, let compressed = compressor.compress(raw, maxOutputLength: limit) else { return .raw(raw) }
+        return .zstd(compressed: compressed, decodedLength: raw.count)
+    }
+
+    /// As `encode(raw:using:)` with a one-off compressor (convenient, but
+    /// a sending loop should reuse a `ZstdCompressor`).
+    public static func encode(raw: [UInt8]) -> ChunkPayload {
+        let compressor = ZstdCompressor()
+        return encode(raw: raw, using: compressor)
+    }
+
+    /// The chunk's bytes; decompression never produces more than `decodedLength`.
+    public func decoded(using decompressor: borrowing ZstdDecompressor) throws(WireError) -> [UInt8] {
+        switch self {
+        case let .raw(bytes): bytes
+        case let .zstd(compressed, length): try decompressor.decompress(compressed, declaredLength: length)
+        }
+    }
+
+    public func decoded() throws(WireError) -> [UInt8] {
+        if case let .raw(bytes) = self { return bytes }
+        let decompressor = ZstdDecompressor()
+        return try decoded(using: decompressor)
+    }
+}

@@ -1,0 +1,33 @@
+extension WireMessage {
+    /// The receiving side's answer to a connection (after its user, or its
+    /// trust list, decided). Nothing but Hello, ConnectionDecision, Error and
+    /// Ping/Pong may flow before an accepting decision.
+    public struct ConnectionDecision: WireMessagePayload {
+        public static let maxReasonBytes = 256
+        static let messageType = WireMessageType.connectionDecision
+
+        public var accepted: Bool
+        /// Why it was declined (or a note with an acceptance), for the other user.
+        public var reason: String?
+
+        public init(accepted: Bool, reason: String? = nil) {
+            self.accepted = accepted
+            self.reason = reason
+        }
+
+        func encode(into writer: inout ByteWriter) throws(WireError) {
+            try Self.checking { () throws(ByteReaderError) in
+                if let reason { try WireText.validate(reason, limit: Self.maxReasonBytes, field: "reason") }
+            }
+            writer.writeWireBool(accepted)
+            writer.writeOptionalWireText(reason)
+        }
+
+        init(from reader: inout ByteReader) throws(WireError) {
+            (accepted, reason) = try Self.decoding { () throws(ByteReaderError) in
+                (try reader.readWireBool(field: "accepted"),
+                 try reader.readOptionalWireText(limit: Self.maxReasonBytes, field: "reason"))
+            }
+        }
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import Testing
+@testable import LocalFirstSync
+
+/// Keeps PROTOCOL.md honest: its worked examples (fenced as ```hex id=NAME or
+/// ```text id=NAME) must equal what the code produces, and its tables must
+/// name the constants the code uses.
+@Suite struct ProtocolDocumentTests {
+    static let documentURL = TestSupport.packageRoot.appendingPathComponent("PROTOCOL.md")
+
+    static func document() throws -> String {
+        try String(contentsOf: documentURL, encoding: .utf8)
+    }
+
+    /// Every fenced example block: id → raw text between the fences.
+    static func examples(kind: String) throws -> [String: String] {
+        var blocks: [String: String] = [:]
+        var currentID: String?
+        var lines: [Substring] = []
+        for line in try document().split(separator: "\n", omittingEmptySubsequences: false) {
+            if let id = currentID {
+                if line.trimmingCharacters(in: .whitespaces) == "```" {
+                    blocks[id] = lines.joined(separator: "\n")
+                    currentID = nil
+                    lines = []
+                } else {
+                    lines.append(line)
+                }
+            } else if line.hasPrefix("```\(kind) id=") {
+                currentID = String(line.dropFirst("```\(kind) id=".count)).trimmingCharacters(in: .whitespaces)
+            }
+        }
+        return blocks
+    }
+
+    /// Hex digits of a block, ignoring white space and `#` comments.
+    static func bytes(ofHexBlock block: String) throws -> [UInt8] {
+        let digits = block.split(separator: "\n").map { line in
+            line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        }.joined().filter { !$0.isWhitespace }
+        #expect(digits.count % 2 == 0, "odd number of hex digits")
+        var out: [UInt8] = []
+        var index = digits.startIndex
+        while index < digits.endIndex {
+            let next = digits.index(index, offsetBy: 2, limitedBy: digits.endIndex) ?? digits.endIndex
+            out.append(try #require(UInt8(digits[index..<next], radix: 16), "not hex: \(digits[index..<next])"))
+            index = next
+        }
+        return out
+    }
+
+    static func hexExample(_ id: String) throws -> [UInt8] {
+        let block = try #require(try examples(kind: "hex")[id], "PROTOCOL.md has no ```hex id=\(id) block")
+        return try bytes(ofHexBlock: block)
+    }
+
+    static let exampleContentID = ContentID(hash: Hash256(bytes: [UInt8](repeating: 0x11, count: 32))!)
+
+    @Test func deviceIDExample() throws {
+        let key = try Self.hexExample("device-id-public-key")
+        #expect(key == Array(0...31))
+        #expect(try Self.hexExample("device-id-hash") == Blake2b.hash(key).bytes)
+        let text = try #require(try Self.examples(kind: "text")["device-id"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(text == DeviceID(publicKey: key).description)
+        #expect(try DeviceID(parsing: text) == DeviceID(publicKey: key))
+    }
+
+    @Test func frameExamples() throws {
+        let expected: [String: WireMessage] = [
+            "hello-frame": .hello(.init(protocolVersion: 1, deviceName: "laptop", softwareVersion: "0.1.0", capabilities: .zstd)),
+            "ping-frame": .ping(.init(nonce: 0x0102_0304_0506_0708)),
+            "offer-reply-frame": .offerReply(.init(offerID: 7, accepted: true, needed: [
+                .init(contentID: Self.exampleContentID, files: [.init(fileIndex: 0, chunks: ChunkIndexSet([0, 1, 2, 5]))]),
+            ])),
+            "chunk-frame": .chunk(.init(offerID: 7, contentID: Self.exampleContentID, fileIndex: 0, chunkIndex: 5,
+                                        payload: .raw(Array("hello".utf8)))),
+        ]
+        var stream: [UInt8] = []
+        for id in ["hello-frame", "ping-frame", "offer-reply-frame", "chunk-frame"] {
+            let message = try #require(expected[id])
+            let documented = try Self.hexExample(id)
+            #expect(documented == (try message.frame().encoded()), "PROTOCOL.md example \(id)")
+            var decoder = FrameDecoder()
+            try decoder.append(documented)
+            let frame = try #require(try decoder.nextFrame())
+            #expect(try WireMessage(frame: frame) == message)
+            stream += documented
+        }
+        let document = try Self.document()
+        #expect(document.contains("form a \(stream.count)-byte stream"))
+        #expect(document.contains("(\(stream.count) bytes of plaintext, \(stream.count + 16) bytes"))
+    }
+
+    @Test func tablesNameTheCodeConstants() throws {
+        let document = try Self.document()
+        for type in WireMessageType.allCases {
+            let hex = String(type.rawValue, radix: 16)
+            let row = "| `0x\(hex.count == 1 ? "0" + hex : hex)` | \(type.description)"
+            #expect(document.contains(row), "message type table lacks \(row)")
+        }
+        func grouped(_ value: Int) -> String {
+            var digits = String(value)
+            var groups: [String] = []
+            while digits.count > 3 {
+                groups.insert(String(digits.suffix(3)), at: 0)
+                digits.removeLast(3)
+            }
+            groups.insert(digits, at: 0)
+            return groups.joined(separator: " ")
+        }
+        for value in [FrameDecoder.defaultMaxFrameLength, Int(ChunkerConfiguration.absoluteMaxChunkSize),
+                      FileManifest.Limits.maxChunkCount, WireMessage.Offer.maxAssets] {
+            #expect(document.contains(grouped(value)), "PROTOCOL.md does not mention \(grouped(value))")
+        }
+        #expect(document.contains("\(FrameEncoder.maxPlaintextPerMessage)"))
+        for heading in ["## Device ID", "## Framing", "## Messages", "## Chunk compression", "## Handshake and prologue",
+                        "## Chunking and the gear table", "## Content ID and manifests", "## Discovery (DNS-SD TXT keys)"] {
+            #expect(document.contains("\n\(heading)\n"), "missing section \(heading)")
+        }
+    }
+}
+
+@Suite struct ProtocolContentExampleTests {
+    @Test func contentIDExample() throws {
+        let files: [(role: FileRole, fileHash: Hash256)] = [
+            (.livePhotoVideo, Blake2b.hash(Array("video".utf8))),
+            (.primary, Blake2b.hash(Array("still".utf8))),
+        ]
+        #expect(ContentID.canonicalEncoding(of: files) == (try ProtocolDocumentTests.hexExample("content-id-encoding")))
+        let text = try #require(try ProtocolDocumentTests.examples(kind: "text")["content-id"])
+        #expect(ContentID(files: files).hex == text.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    @Test func gearTableAndMasksMatchTheDocument() throws {
+        let document = try ProtocolDocumentTests.document()
+        #expect(document.contains(String(format: "Entry 0 is `0x%016llx`", GearTable.values[0])))
+        let configuration = ChunkerConfiguration.default
+        #expect(document.contains(String(format: "`0x%016llX`", configuration.smallMask)))
+        #expect(document.contains(String(format: "`0x%016llX`", configuration.largeMask)))
+    }
+}

@@ -1,0 +1,69 @@
+@testable import LocalFirstSync
+
+/// Deterministic sample messages of every type, shared by the codec, document and fuzz tests.
+enum WireFixtures {
+    static func hash(_ label: String) -> Hash256 {
+        Blake2b.hash(Array(label.utf8))
+    }
+
+    static func manifest(path: String, chunkLengths: [UInt32], seed: String) -> FileManifest {
+        let chunks = chunkLengths.enumerated().map { index, length in
+            ChunkRef(length: length, hash: hash("\(seed)/chunk/\(index)"))
+        }
+        return FileManifest(
+            path: path, size: chunkLengths.reduce(0) { $0 + UInt64($1) },
+            modificationTimeNs: 1_700_000_000_123_456_789, fileHash: hash("\(seed)/file"), chunks: chunks)
+    }
+
+    static let livePhoto = Asset(files: [
+        .init(role: .livePhotoVideo, manifest: manifest(path: "2024/IMG_0001.MOV", chunkLengths: [300_000, 250_000, 90_000], seed: "mov")),
+        .init(role: .primary, manifest: manifest(path: "2024/IMG_0001.HEIC", chunkLengths: [200_000], seed: "heic")),
+        .init(role: .sidecar, manifest: manifest(path: "2024/IMG_0001.AAE", chunkLengths: [812], seed: "aae")),
+    ])
+
+    static let photo = Asset(files: [
+        .init(role: .primary, manifest: manifest(path: "2024/DSC_0002.JPG", chunkLengths: [65_536, 70_000], seed: "jpg")),
+    ])
+
+    static let emptyFile = Asset(files: [
+        .init(role: .primary, manifest: manifest(path: "notes/empty.txt", chunkLengths: [], seed: "empty")),
+    ])
+
+    static let compressibleChunk: [UInt8] = Array(String(repeating: "lfsync moves photos between your own devices. ", count: 200).utf8)
+
+    static var zstdChunk: WireMessage.Chunk {
+        let payload = ChunkPayload.encode(raw: compressibleChunk)
+        return .init(offerID: 42, contentID: livePhoto.contentID, fileIndex: 2, chunkIndex: 0, payload: payload)
+    }
+
+    /// One or more valid messages of every type.
+    static var messages: [WireMessage] {
+        [
+            .hello(.init(deviceName: "Anna's laptop", softwareVersion: "0.1.0", capabilities: .zstd)),
+            .hello(.init(deviceName: "nas", softwareVersion: "9.9.9-beta+build.7", capabilities: WireCapabilities(rawValue: 0xFFFF_FFFF))),
+            .connectionDecision(.init(accepted: true)),
+            .connectionDecision(.init(accepted: false, reason: "Declined by Anna")),
+            .offer(.init(offerID: 42, assets: [livePhoto, photo, emptyFile])),
+            .offer(.init(offerID: 43, assets: [])),
+            .offerReply(.init(offerID: 42, accepted: true, needed: [
+                .init(contentID: livePhoto.contentID, files: [
+                    .init(fileIndex: 2, chunks: ChunkIndexSet([0, 2])),
+                    .init(fileIndex: 0, chunks: .all(count: 1)),
+                ]),
+                .init(contentID: photo.contentID, files: [.init(fileIndex: 0, chunks: ChunkIndexSet(ranges: [1..<2]))]),
+            ])),
+            .offerReply(.init(offerID: 43, accepted: false, reason: "not enough free space: 12 GB needed, 3 GB free")),
+            .chunk(.init(offerID: 42, contentID: photo.contentID, fileIndex: 0, chunkIndex: 1,
+                         payload: .raw(Array(repeating: 0xA5, count: 1000)))),
+            .chunk(zstdChunk),
+            .receipt(.init(offerID: 42, contentID: livePhoto.contentID, outcome: .stored)),
+            .receipt(.init(offerID: 42, contentID: photo.contentID, outcome: .failed(reason: "hash mismatch in chunk 1 of DSC_0002.JPG"))),
+            .cancel(.init(offerID: 42, reason: "cancelled by the user")),
+            .pull(.init(requestID: 7)),
+            .ping(.init(nonce: 0x0102_0304_0506_0708)),
+            .pong(.init(nonce: .max)),
+            .error(.init(code: .unexpectedMessage, message: "Offer before the connection was accepted")),
+            .error(.init(code: .init(rawValue: 999), message: "")),
+        ]
+    }
+}

@@ -1,0 +1,223 @@
+import Testing
+@testable import LocalFirstSync
+
+@Suite struct WireMessageTests {
+    private func roundTrip(_ message: WireMessage) throws -> WireMessage {
+        let frame = try message.frame()
+        #expect(frame.type == message.type.rawValue)
+        return try WireMessage(frame: frame)
+    }
+
+    private func decode(_ type: WireMessageType, _ payload: [UInt8]) throws(WireError) -> WireMessage {
+        try WireMessage(frame: Frame(type: type.rawValue, payload: payload))
+    }
+
+    private func payload(_ message: WireMessage) throws -> [UInt8] {
+        try message.frame().payload
+    }
+
+    @Test func everyMessageRoundTrips() throws {
+        let messages = WireFixtures.messages
+        #expect(Set(messages.map(\.type)) == Set(WireMessageType.allCases), "fixtures cover every message type")
+        for message in messages {
+            #expect(try roundTrip(message) == message, "\(message.type)")
+        }
+    }
+
+    @Test func offerKeepsCanonicalFileOrderAndContentIDs() throws {
+        guard case let .offer(offer) = try roundTrip(.offer(.init(offerID: 1, assets: [WireFixtures.livePhoto]))) else {
+            Issue.record("not an offer"); return
+        }
+        let asset = try #require(offer.assets.first)
+        #expect(asset.contentID == WireFixtures.livePhoto.contentID)
+        #expect(asset.files.map(\.role) == [.primary, .livePhotoVideo, .sidecar])
+    }
+
+    @Test func unknownTypeIsAMessageError() {
+        #expect(throws: WireError.unknownMessageType(0x7E)) { try WireMessage(frame: Frame(type: 0x7E, payload: [])) }
+    }
+
+    @Test func unsupportedHelloVersionGetsAClearError() throws {
+        var hello = WireMessage.Hello(deviceName: "future", softwareVersion: "9.0")
+        hello.protocolVersion = 2
+        let frame = try WireMessage.hello(hello).frame()
+        #expect(throws: WireError.unsupportedProtocolVersion(2)) { try WireMessage(frame: frame) }
+        let reply = WireMessage.ErrorMessage(for: .unsupportedProtocolVersion(2))
+        #expect(reply.code == .unsupportedProtocolVersion)
+        #expect(reply.message.contains("protocol version 2 is not supported"))
+        #expect(try roundTrip(.error(reply)) == .error(reply))
+    }
+
+    @Test func trailingBytesAreRejected() throws {
+        for message in WireFixtures.messages {
+            let frame = try message.frame()
+            #expect(throws: WireError.malformed(message.type, .trailingBytes(1))) {
+                try WireMessage(frame: Frame(type: frame.type, payload: frame.payload + [0]))
+            }
+        }
+    }
+
+    @Test func everyTruncationIsRejected() throws {
+        for message in WireFixtures.messages {
+            let payload = try payload(message)
+            for length in 0..<payload.count {
+                #expect(throws: WireError.self) { try decode(message.type, Array(payload.prefix(length))) }
+            }
+        }
+    }
+
+    @Test func textLimitsAndControlCharacters() throws {
+        let longName = String(repeating: "x", count: WireMessage.Hello.maxDeviceNameBytes + 1)
+        #expect(throws: WireError.self) { try WireMessage.hello(.init(deviceName: longName)).frame() }
+        #expect(throws: WireError.self) { try WireMessage.hello(.init(deviceName: "evil\u{1B}[2J")).frame() }
+        #expect(throws: WireError.self) { try WireMessage.hello(.init(deviceName: "abc\u{202E}gpj")).frame() }
+        #expect(throws: WireError.self) {
+            try WireMessage.error(.init(code: .internalError, message: String(repeating: "é", count: 513))).frame()
+        }
+        // The same rules hold when decoding what a peer sent.
+        var writer = ByteWriter()
+        writer.write(UInt16(1))
+        writer.writeString("evil\u{07}")
+        writer.writeString("1.0")
+        writer.write(UInt32(0))
+        #expect(throws: WireError.malformed(.hello, .invalidValue("device name contains control characters"))) {
+            try decode(.hello, writer.bytes)
+        }
+        // `fitted` makes anything acceptable.
+        let fitted = WireText.fitted("\u{1B}[31mRed laptop 💻 " + longName, maxBytes: WireMessage.Hello.maxDeviceNameBytes)
+        #expect(fitted.utf8.count <= WireMessage.Hello.maxDeviceNameBytes)
+        #expect(try roundTrip(.hello(.init(deviceName: fitted))) == .hello(.init(deviceName: fitted)))
+    }
+
+    @Test func booleansAndEnumsAcceptOnlyDefinedValues() throws {
+        #expect(throws: WireError.malformed(.connectionDecision, .invalidValue("accepted byte 2, expected 0 or 1"))) {
+            try decode(.connectionDecision, [2, 0])
+        }
+        var receipt = try payload(.receipt(.init(offerID: 1, contentID: WireFixtures.photo.contentID, outcome: .stored)))
+        receipt[receipt.count - 1] = 2
+        #expect(throws: WireError.malformed(.receipt, .invalidValue("receipt outcome 2"))) { try decode(.receipt, receipt) }
+    }
+
+    @Test func offerCountIsCheckedBeforeAllocation() throws {
+        var writer = ByteWriter()
+        writer.write(UInt64(1))
+        writer.write(UInt32.max)
+        #expect(throws: WireError.malformed(.offer, .countOverLimit(count: Int(UInt32.max), limit: WireMessage.Offer.maxAssets))) {
+            try decode(.offer, writer.bytes)
+        }
+        // Under the limit but more than the payload could hold: refused before reserving.
+        writer = ByteWriter()
+        writer.write(UInt64(1))
+        writer.write(UInt32(WireMessage.Offer.maxAssets))
+        #expect(throws: WireError.self) { try decode(.offer, writer.bytes + [UInt8](repeating: 0, count: 100)) }
+    }
+
+    @Test func offerRejectsDuplicatesAndTooManyAssets() throws {
+        let duplicate = WireMessage.offer(.init(offerID: 1, assets: [WireFixtures.photo, WireFixtures.photo]))
+        #expect(throws: WireError.self) { try duplicate.frame() }
+        // Build the duplicate by hand to check the decoder too.
+        var writer = ByteWriter()
+        writer.write(UInt64(1))
+        writer.write(UInt32(2))
+        WireFixtures.photo.encode(into: &writer)
+        WireFixtures.photo.encode(into: &writer)
+        #expect(throws: WireError.self) { try decode(.offer, writer.bytes) }
+    }
+
+    @Test func offerBatchesRespectLimits() throws {
+        let assets = (0..<50).map { index in
+            Asset(files: [.init(role: .primary, manifest: WireFixtures.manifest(
+                path: "p/\(index).jpg", chunkLengths: Array(repeating: 70_000, count: index % 7 + 1), seed: "b\(index)"))])
+        }
+        let batches = try WireMessage.Offer.batches(of: assets, maxAssets: 8, maxPayloadLength: 2_000)
+        #expect(batches.flatMap { $0 } == assets)
+        for batch in batches {
+            #expect(batch.count <= 8)
+            let frame = try WireMessage.offer(.init(offerID: 1, assets: batch)).frame()
+            #expect(frame.payload.count <= 2_000)
+            #expect(batch.reduce(12) { $0 + $1.wireLength } == frame.payload.count, "wireLength is exact")
+        }
+        #expect(throws: WireError.self) { try WireMessage.Offer.batches(of: assets, maxPayloadLength: 100) }
+    }
+
+    @Test func offerReplyRules() throws {
+        let entry = WireMessage.NeededChunks(contentID: WireFixtures.photo.contentID, files: [.init(fileIndex: 0, chunks: .all(count: 2))])
+        #expect(throws: WireError.self) { try WireMessage.offerReply(.init(offerID: 1, accepted: false, needed: [entry])).frame() }
+        #expect(throws: WireError.self) { try WireMessage.offerReply(.init(offerID: 1, accepted: true, needed: [entry, entry])).frame() }
+        let tooFar = WireMessage.NeededChunks(contentID: WireFixtures.photo.contentID, files: [
+            .init(fileIndex: 0, chunks: .all(count: UInt32(FileManifest.Limits.maxChunkCount) + 1)),
+        ])
+        #expect(throws: WireError.self) { try WireMessage.offerReply(.init(offerID: 1, accepted: true, needed: [tooFar])).frame() }
+
+        // Non-canonical ranges from a peer (overlapping, adjacent, empty) are refused.
+        for ranges: [(UInt32, UInt32)] in [[(0, 2), (1, 1)], [(0, 2), (2, 1)], [(3, 0)], [(5, 1), (0, 1)]] {
+            var writer = ByteWriter()
+            writer.write(UInt64(1))
+            writer.write(UInt8(1))
+            writer.write(UInt8(0))
+            writer.write(UInt32(1))
+            writer.write(WireFixtures.photo.contentID.hash)
+            writer.write(UInt16(1))
+            writer.write(UInt16(0))
+            writer.write(UInt32(ranges.count))
+            for (start, count) in ranges {
+                writer.write(start)
+                writer.write(count)
+            }
+            #expect(throws: WireError.self, "\(ranges)") { try decode(.offerReply, writer.bytes) }
+        }
+    }
+
+    @Test func chunkIndexSetNormalises() {
+        let set = ChunkIndexSet(ranges: [5..<7, 0..<2, 2..<3, 6..<9, 4..<4])
+        #expect(set.ranges == [0..<3, 5..<9])
+        #expect(set.count == 7)
+        #expect(Array(set) == [0, 1, 2, 5, 6, 7, 8])
+        #expect(set.contains(2) && set.contains(8) && !set.contains(3) && !set.contains(9))
+        #expect(ChunkIndexSet([9, 1, 2, 3, 3]).ranges == [1..<4, 9..<10])
+        #expect(ChunkIndexSet().isEmpty && !ChunkIndexSet().contains(0))
+    }
+
+    @Test func chunkFieldLimits() throws {
+        let contentID = WireFixtures.photo.contentID
+        let tooBig = [UInt8](repeating: 0, count: Int(ChunkerConfiguration.absoluteMaxChunkSize) + 1)
+        #expect(throws: WireError.self) {
+            try WireMessage.chunk(.init(offerID: 1, contentID: contentID, fileIndex: 0, chunkIndex: 0, payload: .raw(tooBig))).frame()
+        }
+        #expect(throws: WireError.self) {
+            try WireMessage.chunk(.init(offerID: 1, contentID: contentID, fileIndex: 0, chunkIndex: 0, payload: .raw([]))).frame()
+        }
+        #expect(throws: WireError.self) {
+            try WireMessage.chunk(.init(offerID: 1, contentID: contentID, fileIndex: 64, chunkIndex: 0, payload: .raw([1]))).frame()
+        }
+        // A raw chunk whose declared length disagrees with its data.
+        var payload = try payload(.chunk(.init(offerID: 1, contentID: contentID, fileIndex: 0, chunkIndex: 0, payload: .raw([1, 2, 3]))))
+        payload[8 + 32 + 2 + 4 + 1 + 3] = 4
+        #expect(throws: WireError.self) { try decode(.chunk, payload) }
+        // A data length over the cap is refused from the length field alone.
+        var writer = ByteWriter()
+        writer.write(UInt64(1))
+        writer.write(contentID.hash)
+        writer.write(UInt16(0))
+        writer.write(UInt32(0))
+        writer.write(UInt8(0))
+        writer.write(UInt32(1))
+        writer.write(UInt32.max)
+        #expect(throws: WireError.malformed(.chunk, .lengthOverLimit(length: Int(UInt32.max), limit: Int(ChunkerConfiguration.absoluteMaxChunkSize)))) {
+            try decode(.chunk, writer.bytes)
+        }
+    }
+
+    @Test func errorMessageForEveryWireError() throws {
+        let errors: [WireError] = [
+            .unknownMessageType(0x99), .malformed(.offer, .truncated(needed: 4, available: 1)),
+            .unsupportedProtocolVersion(7), .unencodable(.chunk, "x"), .decompressionFailed("bad"),
+            .decompressedTooLarge(declared: 10), .decompressedSizeMismatch(declared: 10, actual: 9),
+        ]
+        for error in errors {
+            let message = WireMessage.ErrorMessage(for: error)
+            #expect(try roundTrip(.error(message)) == .error(message))
+            #expect(!error.description.isEmpty)
+        }
+    }
+}
