@@ -4,11 +4,13 @@
 SWIFT        ?= swift
 PREFIX       ?= /usr/local
 APT_PACKAGES := pkg-config libsodium-dev libzstd-dev libsqlite3-dev libavahi-compat-libdnssd-dev
+# The lab runs its own avahi-daemon and D-Bus inside network namespaces.
+LAB_PACKAGES := avahi-daemon dbus iproute2
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEBUG_BIN    := .build/debug
 RELEASE_BIN  := .build/release
 
-.PHONY: all deps build release test unit-test demo bench-content clean
+.PHONY: all deps lab-deps build release test unit-test demo bench-content clean
 
 all: build
 
@@ -23,6 +25,23 @@ deps:
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
 
+# avahi-daemon must never run on the host's real interfaces (DESIGN.md §10): while
+# installing it, a policy-rc.d forbids service starts, and afterwards the units are masked.
+lab-deps:
+	@missing=""; for p in $(LAB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages for the lab:$$missing"; \
+	  created=""; if [ ! -e /usr/sbin/policy-rc.d ]; then \
+	    printf '#!/bin/sh\nexit 101\n' | $(SUDO) tee /usr/sbin/policy-rc.d >/dev/null && $(SUDO) chmod +x /usr/sbin/policy-rc.d && created=1; fi; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	  [ -z "$$created" ] || $(SUDO) rm -f /usr/sbin/policy-rc.d; \
+	  if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then \
+	    $(SUDO) systemctl mask --now avahi-daemon.service avahi-daemon.socket >/dev/null 2>&1 || true; fi; \
+	fi
+
 build: deps
 	$(SWIFT) build
 
@@ -30,9 +49,11 @@ release: deps
 	$(SWIFT) build -c release
 
 # Every test: unit and end-to-end (the e2e tests run the freshly built lfsync binary).
-test: deps
+test: deps lab-deps
 	$(SWIFT) build --build-tests
-	LFSYNC_BINARY=$(CURDIR)/$(DEBUG_BIN)/lfsync $(SWIFT) test --skip-build
+	LFSYNC_BINARY=$(CURDIR)/$(DEBUG_BIN)/lfsync \
+	LFSYNC_DISCOVERY_PROBE=$(CURDIR)/$(DEBUG_BIN)/lfsync-discovery-probe \
+	$(SWIFT) test --skip-build
 
 # The main job: builds a sample library and shows what lfsync makes of it.
 demo: build

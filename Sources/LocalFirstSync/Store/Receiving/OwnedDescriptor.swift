@@ -1,0 +1,119 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A file or directory descriptor that closes itself when the last reference goes.
+///
+/// The receiving side keeps every directory it writes into open as one of
+/// these, so each later `*at` call is relative to the directory that was
+/// actually checked, not to a path that could be swapped for a symlink in
+/// between. Immutable, so it can be shared across tasks; the kernel serialises
+/// the calls made on it.
+final class OwnedDescriptor: Sendable {
+    let rawValue: Int32
+
+    /// Takes ownership of `rawValue`, which must be open.
+    init(taking rawValue: Int32) {
+        self.rawValue = rawValue
+    }
+
+    deinit {
+        close(rawValue)
+    }
+
+    func status(_ what: String) throws(SystemError) -> FileStatus {
+        var raw = stat()
+        guard fstat(rawValue, &raw) == 0 else { throw SystemError.current("fstat", path: what) }
+        return FileStatus(raw)
+    }
+
+    /// `fstatat` without following a final symlink; `nil` when nothing has that name.
+    func statusOfEntry(named name: String, _ what: String) throws(SystemError) -> FileStatus? {
+        var raw = stat()
+        guard fstatat(rawValue, name, &raw, AT_SYMLINK_NOFOLLOW) == 0 else {
+            if errno == ENOENT { return nil }
+            throw SystemError.current("fstatat", path: what)
+        }
+        return FileStatus(raw)
+    }
+
+    func sync(_ what: String) throws(SystemError) {
+        while fsync(rawValue) != 0 {
+            guard errno == EINTR else { throw SystemError.current("fsync", path: what) }
+        }
+    }
+
+    /// Fills `buffer` from `offset`; returns fewer bytes only at end of file.
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64, _ what: String) throws(SystemError) -> Int {
+        guard let base = buffer.baseAddress else { return 0 }
+        var filled = 0
+        while filled < buffer.count {
+            let result = pread(rawValue, base + filled, buffer.count - filled, off_t(offset) + off_t(filled))
+            if result < 0 {
+                if errno == EINTR { continue }
+                throw SystemError.current("pread", path: what)
+            }
+            if result == 0 { break }
+            filled += result
+        }
+        return filled
+    }
+
+    /// Writes all of `buffer` at `offset` (`pwrite` may write less than asked).
+    func write(_ buffer: UnsafeRawBufferPointer, at offset: UInt64, _ what: String) throws(SystemError) {
+        guard let base = buffer.baseAddress else { return }
+        var written = 0
+        while written < buffer.count {
+            let result = pwrite(rawValue, base + written, buffer.count - written, off_t(offset) + off_t(written))
+            if result < 0 {
+                if errno == EINTR { continue }
+                throw SystemError.current("pwrite", path: what)
+            }
+            written += result
+        }
+    }
+
+    /// `[UInt8]` convenience over `read(into:at:)`; returns exactly the bytes read.
+    func read(count: Int, at offset: UInt64, _ what: String) throws(SystemError) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        let result: Result<Int, SystemError> = bytes.withUnsafeMutableBytes { buffer in
+            do throws(SystemError) { return .success(try read(into: buffer, at: offset, what)) } catch { return .failure(error) }
+        }
+        let filled = try result.get()
+        if filled < count { bytes.removeSubrange(filled...) }
+        return bytes
+    }
+
+    func write(_ bytes: [UInt8], at offset: UInt64, _ what: String) throws(SystemError) {
+        let result: Result<Void, SystemError> = bytes.withUnsafeBytes { buffer in
+            do throws(SystemError) { return .success(try write(buffer, at: offset, what)) } catch { return .failure(error) }
+        }
+        try result.get()
+    }
+
+    /// BLAKE2b-256 of `length` bytes from `offset`, read through one reusable
+    /// buffer; `nil` if the file ends first. Memory stays at the buffer's size
+    /// whatever the file's.
+    func hash(from offset: UInt64, length: UInt64, buffer: UnsafeMutableRawBufferPointer, _ what: String) throws(SystemError) -> Hash256? {
+        var hasher = Blake2b()
+        var position = offset
+        var remaining = length
+        while remaining > 0 {
+            let want = Int(min(UInt64(buffer.count), remaining))
+            let slice = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want])
+            let got = try read(into: slice, at: position, what)
+            guard got == want else { return nil }
+            hasher.update(UnsafeRawBufferPointer(slice))
+            position += UInt64(got)
+            remaining -= UInt64(got)
+        }
+        return hasher.finalizeHash()
+    }
+
+    /// `hash(from:length:buffer:)` with a buffer of its own (at most `bufferSize` bytes).
+    func hash(from offset: UInt64, length: UInt64, bufferSize: Int = 1 << 20, _ what: String) throws(SystemError) -> Hash256? {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, Int(min(UInt64(bufferSize), length))), alignment: 16)
+        defer { buffer.deallocate() }
+        return try hash(from: offset, length: length, buffer: buffer, what)
+    }
+}

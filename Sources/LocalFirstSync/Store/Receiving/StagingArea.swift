@@ -1,0 +1,114 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `<library>/.lfsync/staging/`: the only place incoming bytes are written
+/// before they are complete and verified (DESIGN.md §6). Inside the library
+/// so that installing is a rename on one file system, never a copy.
+///
+/// Names in it, all derived from content, none from the wire:
+/// - `<fileHash hex>.partial` — a file being received. Keyed by content, so a
+///   resumed or repeated offer of the same file finds the chunks already
+///   there (`IncomingFile.verifiedChunks`).
+/// - `<fileHash hex>.<random>.staged` — a finished, verified file waiting to
+///   be installed; private to the `StagedFile` that names it.
+///
+/// **Sharing.** Two assets (or two peers) sending the same file share its
+/// partial: each writes only bytes it has verified against the chunk hash, at
+/// the offset the content fixes, so interleaved writers store identical bytes
+/// and cannot corrupt each other. The first to `finish()` renames the partial
+/// to its private `.staged` name before reading it back; the other's next
+/// write sees the partial gone (it compares the inode behind the name with
+/// its own) and throws `.partialTaken` instead of writing into a file that is
+/// no longer a partial — it reopens, and copies the chunks locally from the
+/// file the first one installed. Within one engine actor these calls never
+/// interleave; across threads the only remaining race is one in-flight write
+/// of identical bytes landing after the rename, which can move the staged
+/// file's mtime but never its content (the installer's content checks and
+/// `finish()`'s whole-file hash are unaffected).
+public final class StagingArea: Sendable {
+    public let library: LibraryDirectory
+    let directory: OwnedDescriptor
+
+    static let directoryName = "staging"
+    /// For messages: where the staging directory is, relative to the library.
+    static let displayPath = LibraryLayout.stateDirectoryName + "/" + directoryName
+
+    /// Opens (creating, mode 0700) `.lfsync/staging` through the library's
+    /// descriptor. `.lfsync` or `staging` being a symlink is refused:
+    /// otherwise partials could be written wherever it points.
+    public init(library: LibraryDirectory) throws(ReceiveError) {
+        self.library = library
+        let (state, _) = try library.openChildDirectory(
+            of: library.root, named: LibraryLayout.stateDirectoryName, create: 0o700,
+            displayPath: LibraryLayout.stateDirectoryName)
+        (directory, _) = try library.openChildDirectory(
+            of: state, named: Self.directoryName, create: 0o700, displayPath: Self.displayPath)
+    }
+
+    static func partialName(for fileHash: Hash256) -> String { fileHash.hex + ".partial" }
+
+    /// A name nobody else will pick: the random part keeps two finished copies
+    /// of the same content (say, with different mtimes) apart.
+    static func stagedName(for fileHash: Hash256) -> String {
+        let token = UInt64.random(in: 0 ... .max)
+        let hex = String(token, radix: 16)
+        return fileHash.hex + "." + String(repeating: "0", count: 16 - hex.count) + hex + ".staged"
+    }
+
+    static func displayPath(of name: String) -> String { displayPath + "/" + name }
+
+    /// Deletes the partial of `fileHash`, if any (an abandoned transfer).
+    public func removePartial(fileHash: Hash256) throws(ReceiveError) {
+        let name = Self.partialName(for: fileHash)
+        guard unlinkat(directory.rawValue, name, 0) == 0 || errno == ENOENT else {
+            throw .system(SystemError.current("unlink", path: Self.displayPath(of: name)))
+        }
+    }
+
+    /// Content hashes of the partials present, for status and clean-up.
+    public func partialFileHashes() throws(ReceiveError) -> [Hash256] {
+        try entryNames().compactMap { name in
+            guard name.hasSuffix(".partial") else { return nil }
+            return Hash256(hex: String(name.dropLast(".partial".count)))
+        }
+    }
+
+    /// After a crash, turns finished-but-not-installed files (`.staged`, left
+    /// when the process died between `finish()` and the install, or after a
+    /// failed rollback) back into partials, so the next offer of that content
+    /// finds every chunk verified instead of leaving them orphaned. Call once
+    /// at start-up, before any transfer.
+    /// - Returns: how many files were recovered.
+    @discardableResult
+    public func recoverInterruptedFiles() throws(ReceiveError) -> Int {
+        var recovered = 0
+        for name in try entryNames() where name.hasSuffix(".staged") {
+            let parts = name.split(separator: ".")
+            guard parts.count == 3, let hash = Hash256(hex: String(parts[0])) else { continue }
+            // Plain rename: a complete file is worth more than a partial of the same content.
+            guard renameat(directory.rawValue, name, directory.rawValue, Self.partialName(for: hash)) == 0 else {
+                throw .system(SystemError.current("rename", path: Self.displayPath(of: name)))
+            }
+            recovered += 1
+        }
+        return recovered
+    }
+
+    private func entryNames() throws(ReceiveError) -> [String] {
+        // A fresh descriptor of our own: readdir moves its file offset.
+        let fd = openat(directory.rawValue, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0, let stream = fdopendir(fd) else {
+            let error = SystemError.current("opendir", path: Self.displayPath)
+            if fd >= 0 { close(fd) }
+            throw .system(error)
+        }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let raw = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix(while: { $0 != 0 })) }
+            if let name = String(validating: raw, as: UTF8.self), name != ".", name != ".." { names.append(name) }
+        }
+        return names
+    }
+}

@@ -1,0 +1,242 @@
+/// An authenticated, encrypted message channel to one peer:
+/// `Noise_XX_25519_ChaChaPoly_BLAKE2b` over any `Connection`, carrying
+/// `WireMessage` frames (PROTOCOL.md, "Handshake and prologue").
+///
+/// Sending and receiving are independent (one actor each), so a peer's send
+/// task and receive task never wait for each other.
+public final class SecureChannel: Sendable {
+    /// Bound into the handshake hash: both sides must agree they speak lfsync v1.
+    public static let prologue = Array("lfsync/1".utf8)
+    public static let defaultHandshakeTimeout: Duration = .seconds(10)
+
+    /// Who is on the other end, proven by the handshake.
+    public let remoteDeviceID: DeviceID
+    public let handshakeHash: [UInt8]
+    public let connection: any Connection
+    private let writer: SecureChannelWriter
+    private let reader: SecureChannelReader
+
+    private init(connection: any Connection, transport: NoiseTransport, framer: NoiseMessageFramer) throws(SecureChannelError) {
+        guard let remoteKey = transport.remoteStaticKey, let sender = transport.sender, let receiver = transport.receiver else {
+            throw .handshake(.handshakeIncomplete)
+        }
+        self.connection = connection
+        remoteDeviceID = DeviceID(publicKey: remoteKey)
+        handshakeHash = transport.handshakeHash
+        writer = SecureChannelWriter(connection: connection, cipher: sender)
+        reader = SecureChannelReader(connection: connection, cipher: receiver, framer: framer)
+    }
+
+    /// Runs the handshake as the side that dialled.
+    ///
+    /// - Parameter expectedPeer: when set, the channel is refused unless the
+    ///   peer proves this Device ID. The check happens on handshake message 2,
+    ///   *before* we reveal our own static key in message 3.
+    public static func initiate(
+        over connection: any Connection, identity: DeviceIdentity, expectedPeer: DeviceID? = nil,
+        timeout: Duration = defaultHandshakeTimeout
+    ) async throws(SecureChannelError) -> SecureChannel {
+        try await withDeadline(timeout, connection: connection) { () async throws(SecureChannelError) -> SecureChannel in
+            var handshake = try noise { () throws(NoiseError) in
+                try NoiseHandshake(pattern: .xx, role: .initiator, prologue: prologue, staticKeyPair: identity.keyPair)
+            }
+            var framer = NoiseMessageFramer()
+            try await sendHandshake(try noise { () throws(NoiseError) in try handshake.writeMessage() }, on: connection)
+            let second = try await receiveHandshake(on: connection, framer: &framer)
+            _ = try noise { () throws(NoiseError) in try handshake.readMessage(second) }
+            if let expectedPeer, let key = handshake.remoteStaticKey, !expectedPeer.matches(publicKey: key) {
+                throw .peerMismatch(expected: expectedPeer, actual: DeviceID(publicKey: key))
+            }
+            try await sendHandshake(try noise { () throws(NoiseError) in try handshake.writeMessage() }, on: connection)
+            let transport: NoiseTransport
+            do throws(NoiseError) { transport = try handshake.split() } catch { throw .handshake(error) }
+            return try SecureChannel(connection: connection, transport: transport, framer: framer)
+        }
+    }
+
+    /// Runs the handshake as the side that accepted the connection. The
+    /// caller decides afterwards whether `remoteDeviceID` is welcome.
+    public static func accept(
+        over connection: any Connection, identity: DeviceIdentity, timeout: Duration = defaultHandshakeTimeout
+    ) async throws(SecureChannelError) -> SecureChannel {
+        try await withDeadline(timeout, connection: connection) { () async throws(SecureChannelError) -> SecureChannel in
+            var handshake = try noise { () throws(NoiseError) in
+                try NoiseHandshake(pattern: .xx, role: .responder, prologue: prologue, staticKeyPair: identity.keyPair)
+            }
+            var framer = NoiseMessageFramer()
+            let first = try await receiveHandshake(on: connection, framer: &framer)
+            _ = try noise { () throws(NoiseError) in try handshake.readMessage(first) }
+            try await sendHandshake(try noise { () throws(NoiseError) in try handshake.writeMessage() }, on: connection)
+            let third = try await receiveHandshake(on: connection, framer: &framer)
+            _ = try noise { () throws(NoiseError) in try handshake.readMessage(third) }
+            let transport: NoiseTransport
+            do throws(NoiseError) { transport = try handshake.split() } catch { throw .handshake(error) }
+            return try SecureChannel(connection: connection, transport: transport, framer: framer)
+        }
+    }
+
+    public func send(_ message: WireMessage) async throws(SecureChannelError) {
+        try await writer.send([message])
+    }
+
+    /// Sends several messages in as few Noise messages and writes as possible.
+    public func send(_ messages: [WireMessage]) async throws(SecureChannelError) {
+        try await writer.send(messages)
+    }
+
+    /// The next message; nil when the peer closed the connection cleanly between messages.
+    public func receive() async throws(SecureChannelError) -> WireMessage? {
+        try await reader.receive()
+    }
+
+    /// Bytes of ciphertext written and read so far (including framing): lfsync's own wire counters.
+    public var bytesSent: UInt64 { get async { await writer.bytesWritten } }
+    public var bytesReceived: UInt64 { get async { await reader.bytesRead } }
+
+    public func close() async {
+        await connection.close()
+    }
+
+    // MARK: - Handshake plumbing
+
+    private static func noise<T>(_ body: () throws(NoiseError) -> T) throws(SecureChannelError) -> T {
+        do { return try body() } catch { throw .handshake(error) }
+    }
+
+    private static func sendHandshake(_ message: [UInt8], on connection: any Connection) async throws(SecureChannelError) {
+        var output: [UInt8] = []
+        NoiseMessageFramer.prefixed(message, into: &output)
+        do { try await connection.send(output) } catch { throw .transport(error) }
+    }
+
+    private static func receiveHandshake(on connection: any Connection, framer: inout NoiseMessageFramer) async throws(SecureChannelError) -> [UInt8] {
+        while true {
+            if let message = framer.next() { return message }
+            let bytes: [UInt8]?
+            do { bytes = try await connection.receive() } catch { throw .transport(error) }
+            guard let bytes else { throw .truncated }
+            framer.append(bytes)
+        }
+    }
+
+    /// Runs the handshake, closing the connection when it fails or overruns
+    /// `timeout` (closing is what unblocks a pending receive).
+    private static func withDeadline<T: Sendable>(
+        _ timeout: Duration, connection: any Connection,
+        _ body: @escaping @Sendable () async throws(SecureChannelError) -> T
+    ) async throws(SecureChannelError) -> T {
+        let outcome: Result<T, SecureChannelError> = await withTaskGroup(of: Result<T, SecureChannelError>?.self) { group in
+            group.addTask {
+                do throws(SecureChannelError) { return .success(try await body()) } catch { return .failure(error) }
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return Task.isCancelled ? nil : .failure(.handshakeTimedOut)
+            }
+            var first: Result<T, SecureChannelError>?
+            while first == nil, let next = await group.next() {
+                first = next
+                if case .failure(.handshakeTimedOut) = next ?? .failure(.closed) { await connection.close() }
+            }
+            group.cancelAll()
+            // Wait for the other task, so nothing outlives the handshake.
+            while let _ = await group.next() {}
+            return first ?? .failure(.closed)
+        }
+        switch outcome {
+        case let .success(value): return value
+        case let .failure(error):
+            await connection.close()
+            throw error
+        }
+    }
+}
+
+/// The sending half: owns the sending cipher state and its nonce.
+actor SecureChannelWriter {
+    private let connection: any Connection
+    private var cipher: NoiseCipherState
+    private(set) var bytesWritten: UInt64 = 0
+    private var failed: SecureChannelError?
+
+    init(connection: any Connection, cipher: NoiseCipherState) {
+        self.connection = connection
+        self.cipher = cipher
+    }
+
+    func send(_ messages: [WireMessage]) async throws(SecureChannelError) {
+        if let failed { throw failed }
+        var frames: [Frame] = []
+        frames.reserveCapacity(messages.count)
+        for message in messages {
+            do { frames.append(try message.frame()) } catch { throw .wire(error) }
+        }
+        var output: [UInt8] = []
+        do {
+            try FrameEncoder.forEachPlaintext(of: frames) { (plaintext: [UInt8]) throws(NoiseError) in
+                NoiseMessageFramer.prefixed(try cipher.encrypt(plaintext), into: &output)
+            }
+        } catch {
+            failed = .handshake(error)
+            throw .handshake(error)
+        }
+        do {
+            try await connection.send(output)
+        } catch {
+            failed = .transport(error)
+            throw .transport(error)
+        }
+        bytesWritten += UInt64(output.count)
+    }
+}
+
+/// The receiving half: owns the receiving cipher state, the Noise message
+/// reassembly and the frame decoder (whose cap bounds memory per frame).
+actor SecureChannelReader {
+    private let connection: any Connection
+    private var cipher: NoiseCipherState
+    private var framer: NoiseMessageFramer
+    private var frames = FrameDecoder()
+    private(set) var bytesRead: UInt64 = 0
+    private var failed: SecureChannelError?
+
+    init(connection: any Connection, cipher: NoiseCipherState, framer: NoiseMessageFramer) {
+        self.connection = connection
+        self.cipher = cipher
+        self.framer = framer
+    }
+
+    func receive() async throws(SecureChannelError) -> WireMessage? {
+        if let failed { throw failed }
+        do {
+            return try await nextMessage()
+        } catch {
+            failed = error
+            throw error
+        }
+    }
+
+    private func nextMessage() async throws(SecureChannelError) -> WireMessage? {
+        while true {
+            let frame: Frame?
+            do { frame = try frames.nextFrame() } catch { throw .frame(error) }
+            if let frame {
+                do { return try WireMessage(frame: frame) } catch { throw .wire(error) }
+            }
+            if let ciphertext = framer.next() {
+                let plaintext: [UInt8]
+                do { plaintext = try cipher.decrypt(ciphertext) } catch { throw .handshake(error) }
+                do { try frames.append(plaintext) } catch { throw .frame(error) }
+                continue
+            }
+            let bytes: [UInt8]?
+            do { bytes = try await connection.receive() } catch { throw .transport(error) }
+            guard let bytes else {
+                if framer.hasPartialMessage || frames.bufferedByteCount > 0 { throw .truncated }
+                return nil
+            }
+            bytesRead += UInt64(bytes.count)
+            framer.append(bytes)
+        }
+    }
+}

@@ -1,0 +1,28 @@
+/// Why a secure channel failed. Every case ends the channel: Noise gives no
+/// way to resynchronise after a bad message.
+public enum SecureChannelError: Error, Sendable, CustomStringConvertible {
+    case transport(TransportError)
+    case handshake(NoiseError)
+    case frame(FrameError)
+    case wire(WireError)
+    /// The peer proved a key other than the one we were told to expect (pinned or advertised).
+    case peerMismatch(expected: DeviceID, actual: DeviceID)
+    case handshakeTimedOut
+    /// The peer closed the connection in the middle of a message or the handshake.
+    case truncated
+    case closed
+
+    public var description: String {
+        switch self {
+        case let .transport(error): "connection: \(error)"
+        case let .handshake(error): "handshake failed: \(error)"
+        case let .frame(error): "bad framing from peer: \(error)"
+        case let .wire(error): "bad message from peer: \(error)"
+        case let .peerMismatch(expected, actual):
+            "the device at this address is \(actual), not the expected \(expected): connection dropped"
+        case .handshakeTimedOut: "the peer did not complete the secure handshake in time"
+        case .truncated: "the peer closed the connection mid-message"
+        case .closed: "the channel is closed"
+        }
+    }
+}

@@ -1,0 +1,259 @@
+import Foundation
+import Testing
+@testable import LocalFirstSync
+
+@Suite("Receiving: incoming files")
+struct IncomingFileTests {
+    typealias F = ReceivingFixtures
+
+    @Test func chunksOutOfOrderMakeTheExactFileWithItsMtime() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let setup = try F.setUp(in: root)
+            let bytes = F.data(10_000, seed: 10)
+            let manifest = F.manifest(bytes, chunkLengths: [3000, 1, 4096, 2903])
+            let file = try IncomingFile.open(in: setup.staging, manifest: manifest)
+            #expect(try file.verifiedChunks().count == 0)
+            for index in [2, 0, 3, 1] {
+                try file.write(chunkAt: index, bytes: F.chunk(index, of: bytes, manifest))
+            }
+            #expect(file.presentChunks.isComplete)
+            let staged = try file.finish()
+            #expect(staged.fileHash == manifest.fileHash)
+            #expect(staged.size == 10_000)
+
+            let path = try F.path("Fotos/2024/IMG_0001.HEIC")
+            #expect(try setup.installer.install([(staged, path)]) == [.installed(path)])
+            let installed = setup.library.appendingPathComponent("Fotos/2024/IMG_0001.HEIC")
+            #expect(try F.read(installed) == bytes)
+            #expect(try F.status(installed).modificationTimeNs == F.mtimeNs)
+            #expect(F.contents(of: setup.stagingURL).isEmpty, "the staged copy was moved, not copied")
+        }
+    }
+
+    @Test func mtimeBefore1970IsPreserved() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let setup = try F.setUp(in: root)
+            let bytes = F.data(10, seed: 11)
+            let mtime: Int64 = -1_500_000_001  // 1969-12-31T23:59:58.499999999Z
+            let staged = try F.stage(bytes, F.manifest(bytes, chunkLengths: [10], mtimeNs: mtime), in: setup.staging)
+            _ = try setup.installer.install([(staged, try F.path("old.jpg"))])
+            #expect(try F.status(setup.library.appendingPathComponent("old.jpg")).modificationTimeNs == mtime)
+        }
+    }
+
+    @Test func emptyFileHasNoChunks() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let setup = try F.setUp(in: root)
+            let manifest = F.manifest([], chunkLengths: [])
+            let file = try IncomingFile.open(in: setup.staging, manifest: manifest)
+            #expect(try file.verifiedChunks().isComplete)
+            let staged = try file.finish()
+            _ = try setup.installer.install([(staged, try F.path("empty.txt"))])
+            #expect(try F.read(setup.library.appendingPathComponent("empty.txt")).isEmpty)
+        }
+    }
+
+    @Test func wrongChunksAreRejectedBeforeWriting() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let setup = try F.setUp(in: root)
+            let bytes = F.data(8192, seed: 12)
+            let manifest = F.manifest(bytes, chunkLengths: [4096, 4096])
+            var file: IncomingFile? = try IncomingFile.open(in: setup.staging, manifest: manifest)
+            var forged = F.chunk(1, of: bytes, manifest)
+            forged[100] ^= 1
+            #expect(throws: ReceiveError.chunkHashMismatch(index: 1)) { try file?.write(chunkAt: 1, bytes: forged) }
+            #expect(throws: ReceiveError.chunkHashMismatch(index: 0)) { try file?.write(chunkAt: 0, bytes: F.chunk(1, of: bytes, manifest)) }
+            #expect(throws: ReceiveError.chunkLengthMismatch(index: 1, expected: 4096, actual: 4095)) {
+                try file?.write(chunkAt: 1, bytes: Array(forged.dropLast()))
+            }
+            #expect(throws: ReceiveError.chunkIndexOutOfRange(index: 2, chunkCount: 2)) { try file?.write(chunkAt: 2, bytes: []) }
+            #expect(throws: ReceiveError.chunkIndexOutOfRange(index: -1, chunkCount: 2)) { try file?.write(chunkAt: -1, bytes: []) }
+            #expect(throws: ReceiveError.missingChunks(fileHash: manifest.fileHash, missing: 2)) { _ = try file?.finish() }
+            file = nil
+
+            let partial = setup.stagingURL.appendingPathComponent(manifest.fileHash.hex + ".partial")
+            #expect(try F.read(partial) == [UInt8](repeating: 0, count: 8192), "no rejected byte reached the partial")
+        }
+    }
+
+    @Test func inconsistentManifestsAreRefused() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let setup = try F.setUp(in: root)
+            var manifest = F.manifest(F.data(100, seed: 13), chunkLengths: [50, 50])
+            manifest.size = 99
+            #expect(throws: ReceiveError.self) { try IncomingFile.open(in: setup.staging, manifest: manifest) }
+            manifest.size = 100
+            manifest.chunks[0].length = 0
+            #expect(throws: ReceiveError.invalidManifest("chunk length 0")) { try IncomingFile.open(in: setup.staging, manifest: manifest) }
+            #expect(F.contents(of: setup.stagingURL).isEmpty)
+        }
+    }
+
+    @Test func resumeAfterACrashFindsExactlyTheWrittenChunks() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let setup = try F.setUp(in: root)
+            // Real FastCDC chunks, large enough that unwritten ones are holes in the sparse partial.
+            let bytes = F.data(6 << 20, seed: 14)
+            let manifest = F.chunkedManifest(bytes)
+            #expect(manifest.chunks.count >= 8)
+            let written = Set(manifest.chunks.indices.filter { $0 % 2 == 0 })
+            do {
+                let file = try IncomingFile.open(in: setup.staging, manifest: manifest)
+                for index in written.sorted() { try file.write(chunkAt: index, bytes: F.chunk(index, of: bytes, manifest)) }
+            }  // dropped without finish: the "crash"
+
+            let resumed = try IncomingFile.open(in: setup.staging, manifest: manifest)
+            let verified = try resumed.verifiedChunks()
+            #expect(Set(verified.indices) == written)
+            #expect(Set(verified.missingIndices) == Set(manifest.chunks.indices).subtracting(written))
+            for index in verified.missingIndices { try resumed.write(chunkAt: index, bytes: F.chunk(index, of: bytes, manifest)) }
+            let staged = try resumed.finish()
+            _ = try setup.installer.install([(staged, try F.path("VID_0001.MOV"))])
+            #expect(try F.read(setup.library.appendingPathComponent("VID_0001.MOV")) == bytes)
+        }
+    }
+
+    @Test func corruptedPartialChunkIsNotCounted() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let setup = try F.setUp(in: root)
+            let bytes = F.data(9000, seed: 15)
+            let manifest = F.manifest(bytes, chunkLengths: [3000, 3000, 3000])
+            do {
+                let file = try IncomingFile.open(in: setup.staging, manifest: manifest)
+                for index in 0..<3 { try file.write(chunkAt: index, bytes: F.chunk(index, of: bytes, manifest)) }
+            }
+            let partial = setup.stagingURL.appendingPathComponent(manifest.fileHash.hex + ".partial")
+            let handle = try FileHandle(forUpdating: partial)
+            try handle.seek(toOffset: 4500)
+            try handle.write(contentsOf: Data([bytes[4500] ^ 0xFF]))
+            try handle.close()
+
+            let resumed = try IncomingFile.open(in: setup.staging, manifest: manifest)
+            #expect(try resumed.verifiedChunks().indices == [0, 2])
+            try resumed.write(chunkAt: 1, bytes: F.chunk(1, of: bytes, manifest))
+            _ = try resumed.finish()
+        }
+    }
+
+    @Test func copiesChunksFromLibraryFilesAndNoticesChanges() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let setup = try F.setUp(in: root)
+            let bytes = F.data(6000, seed: 16)
+            let manifest = F.manifest(bytes, chunkLengths: [2000, 2000, 2000])
+            // An older copy in the library holds chunk 1 at offset 500.
+            let existing = setup.library.appendingPathComponent("Old Album/copy.heic")
+            try F.write(F.data(500, seed: 99) + F.chunk(1, of: bytes, manifest), to: existing)
+            let status = try F.status(existing)
+            let location = ChunkLocation(path: "Old Album/copy.heic", offset: 500, length: 2000, stamp: FileStamp(status))
+
+            let file = try IncomingFile.open(in: setup.staging, manifest: manifest)
+            #expect(try file.copyChunk(at: 1, from: .library(location)))
+            #expect(try !file.copyChunk(at: 0, from: .library(location)), "chunk 0 has other bytes")
+            #expect(try !file.copyChunk(at: 2, from: .library(ChunkLocation(path: "gone.jpg", offset: 0, length: 2000, stamp: location.stamp))))
+            var beyondEnd = location
+            beyondEnd.offset = 1000
+            #expect(try !file.copyChunk(at: 2, from: .library(beyondEnd)))
+
+            // The file changes under us: the same location now holds other bytes.
+            try F.write(F.data(2500, seed: 98), to: existing)
+            let later = try IncomingFile.open(in: setup.staging, manifest: manifest)
+            #expect(try !later.copyChunk(at: 1, from: .library(location)))
+
+            try file.write(chunkAt: 0, bytes: F.chunk(0, of: bytes, manifest))
+            try file.write(chunkAt: 2, bytes: F.chunk(2, of: bytes, manifest))
+            let staged = try file.finish()
+            _ = try setup.installer.install([(staged, try F.path("IMG_0001.HEIC"))])
+            #expect(try F.read(setup.library.appendingPathComponent("IMG_0001.HEIC")) == bytes)
+        }
+    }
+
+    @Test func copiesChunksFromAnotherPartial() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let setup = try F.setUp(in: root)
+            let shared = F.data(1000, seed: 17)
+            let aBytes = shared + F.data(1000, seed: 18)
+            let bBytes = F.data(500, seed: 19) + shared
+            let a = F.manifest(aBytes, chunkLengths: [1000, 1000], path: "A.HEIC")
+            let b = F.manifest(bBytes, chunkLengths: [500, 1000], path: "A.MOV")
+            let fileA = try IncomingFile.open(in: setup.staging, manifest: a)
+            try fileA.write(chunkAt: 0, bytes: shared)
+
+            let fileB = try IncomingFile.open(in: setup.staging, manifest: b)
+            #expect(try fileB.copyChunk(at: 1, from: .partial(fileHash: a.fileHash, offset: 0, length: 1000)))
+            #expect(try !fileB.copyChunk(at: 0, from: .partial(fileHash: a.fileHash, offset: 1000, length: 500)))
+            try fileB.write(chunkAt: 0, bytes: Array(bBytes[0..<500]))
+            _ = try fileB.finish()
+        }
+    }
+
+    @Test func badWholeFileHashDeletesThePartial() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let setup = try F.setUp(in: root)
+            let bytes = F.data(3000, seed: 20)
+            var manifest = F.manifest(bytes, chunkLengths: [1000, 2000])
+            let actual = manifest.fileHash
+            manifest.fileHash = Blake2b.hash([1, 2, 3])
+            let file = try IncomingFile.open(in: setup.staging, manifest: manifest)
+            try file.write(chunkAt: 0, bytes: F.chunk(0, of: bytes, manifest))
+            try file.write(chunkAt: 1, bytes: F.chunk(1, of: bytes, manifest))
+            #expect(throws: ReceiveError.fileHashMismatch(expected: manifest.fileHash, actual: actual)) { _ = try file.finish() }
+            #expect(F.contents(of: setup.stagingURL).isEmpty)
+            #expect(throws: ReceiveError.alreadyFinished(fileHash: manifest.fileHash)) { try file.write(chunkAt: 0, bytes: F.chunk(0, of: bytes, manifest)) }
+        }
+    }
+
+    @Test func transfersOfTheSameContentShareThePartialSafely() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let setup = try F.setUp(in: root)
+            let bytes = F.data(6000, seed: 21)
+            let manifest = F.manifest(bytes, chunkLengths: [1000, 1000, 1000, 1000, 1000, 1000])
+            let first = try IncomingFile.open(in: setup.staging, manifest: manifest)
+            for index in 0..<3 { try first.write(chunkAt: index, bytes: F.chunk(index, of: bytes, manifest)) }
+
+            let second = try IncomingFile.open(in: setup.staging, manifest: manifest)
+            #expect(try second.verifiedChunks().indices == [0, 1, 2])
+            for index in 3..<6 { try second.write(chunkAt: index, bytes: F.chunk(index, of: bytes, manifest)) }
+            let staged = try second.finish()
+
+            // The first may no longer write: the partial it shared is now someone's staged file.
+            #expect(throws: ReceiveError.partialTaken(fileHash: manifest.fileHash)) {
+                try first.write(chunkAt: 3, bytes: F.chunk(3, of: bytes, manifest))
+            }
+            let path = try F.path("IMG_0001.HEIC")
+            #expect(try setup.installer.install([(staged, path)]) == [.installed(path)])
+            let installed = setup.library.appendingPathComponent("IMG_0001.HEIC")
+            #expect(try F.status(installed).modificationTimeNs == F.mtimeNs, "no late write touched the installed file")
+
+            // Reopening starts a fresh partial, filled locally from the installed copy.
+            let reopened = try IncomingFile.open(in: setup.staging, manifest: manifest)
+            #expect(try reopened.verifiedChunks().count == 0)
+            let stamp = FileStamp(try F.status(installed))
+            for index in 0..<6 {
+                let location = ChunkLocation(
+                    path: "IMG_0001.HEIC", offset: F.offset(ofChunk: index, manifest), length: 1000, stamp: stamp)
+                #expect(try reopened.copyChunk(at: index, from: .library(location)))
+            }
+            let copy = try reopened.finish()
+            #expect(try setup.installer.install([(copy, try F.path("Album/IMG_0001.HEIC"))]) == [.installed(try F.path("Album/IMG_0001.HEIC"))])
+            #expect(try F.status(installed).inode != F.status(setup.library.appendingPathComponent("Album/IMG_0001.HEIC")).inode)
+        }
+    }
+
+    @Test func interruptedInstallsAreRecoveredAsCompletePartials() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let setup = try F.setUp(in: root)
+            let bytes = F.data(5000, seed: 22)
+            let manifest = F.manifest(bytes, chunkLengths: [2500, 2500])
+            _ = try F.stage(bytes, manifest, in: setup.staging)  // finished, never installed: the "crash"
+            #expect(F.contents(of: setup.stagingURL).allSatisfy { $0.hasSuffix(".staged") })
+
+            let restarted = try StagingArea(library: try LibraryDirectory(path: setup.library.path))
+            #expect(try restarted.recoverInterruptedFiles() == 1)
+            #expect(try restarted.partialFileHashes() == [manifest.fileHash])
+            let file = try IncomingFile.open(in: restarted, manifest: manifest)
+            #expect(try file.verifiedChunks().isComplete)
+            _ = try file.finish()
+            try restarted.removePartial(fileHash: manifest.fileHash)
+        }
+    }
+}

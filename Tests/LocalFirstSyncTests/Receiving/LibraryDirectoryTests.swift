@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+@testable import LocalFirstSync
+
+@Suite("Receiving: library directory")
+struct LibraryDirectoryTests {
+    typealias F = ReceivingFixtures
+
+    @Test func reportsFreeSpace() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let setup = try F.setUp(in: root)
+            let available = try setup.directory.availableBytes()
+            #expect(available > 0)
+            try setup.directory.ensureSpace(for: 1)
+            #expect(throws: ReceiveError.self) { try setup.directory.ensureSpace(for: .max) }
+            do throws(ReceiveError) {
+                try setup.directory.ensureSpace(for: .max)
+            } catch {
+                guard case let .insufficientSpace(needed, _) = error else { Issue.record("\(error)"); return }
+                #expect(needed == .max)
+                #expect(error.description.contains("not enough free space"))
+            }
+        }
+    }
+
+    @Test func createsMissingDirectoriesAndReportsThem() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let setup = try F.setUp(in: root)
+            try FileManager.default.createDirectory(at: setup.library.appendingPathComponent("a"), withIntermediateDirectories: true)
+            let walk = try setup.directory.openDirectory(["a", "b", "c"], create: true)
+            #expect(walk.created.map(\.name) == ["b", "c"])
+            var isDirectory: ObjCBool = false
+            #expect(FileManager.default.fileExists(atPath: setup.library.appendingPathComponent("a/b/c").path, isDirectory: &isDirectory))
+            #expect(isDirectory.boolValue)
+            #expect(try setup.directory.openDirectory(["a", "b", "c"], create: true).created.isEmpty)
+        }
+    }
+
+    @Test func fileInTheWayIsNotADirectory() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let setup = try F.setUp(in: root)
+            try F.write([1], to: setup.library.appendingPathComponent("a"))
+            #expect(throws: ReceiveError.notADirectory("a")) { _ = try setup.directory.openDirectory(["a", "b"], create: true) }
+        }
+    }
+
+    @Test func missingDirectoryIsNotCreatedForReading() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let setup = try F.setUp(in: root)
+            #expect(throws: ReceiveError.self) { _ = try setup.directory.openDirectory(["nope"], create: false) }
+            #expect(!FileManager.default.fileExists(atPath: setup.library.appendingPathComponent("nope").path))
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import Testing
+@testable import LocalFirstSync
+
+@Suite("Receiving: library path validation")
+struct LibraryPathTests {
+    static let rejected: [(String, ReceivePathError.Reason)] = [
+        ("", .empty),
+        ("../x", .dotComponent),
+        ("..", .dotComponent),
+        ("/etc/passwd", .absolute),
+        ("a/../../b", .dotComponent),
+        ("a/..", .dotComponent),
+        ("a//b", .emptyComponent),
+        ("a/", .emptyComponent),
+        ("a/./b", .dotComponent),
+        ("./a", .dotComponent),
+        ("x\u{0}y", .controlCharacter),
+        ("x\ny", .controlCharacter),
+        ("\u{1b}[31m", .controlCharacter),
+        ("a\u{7f}b", .controlCharacter),
+        ("a\u{85}b", .controlCharacter),
+        ("a\u{9f}", .controlCharacter),
+        ("a\\b", .backslash),
+        ("..\\x", .backslash),
+        (String(repeating: "a/", count: 2499) + "aa", .tooLong(bytes: 5000)),
+        ("Fotos/" + String(repeating: "x", count: 300), .componentTooLong(bytes: 300)),
+        (String(repeating: "d/", count: 128) + "f", .tooDeep(components: 129)),
+        (".lfsync", .reserved),
+        (".lfsync/x", .reserved),
+        (".LFSYNC/x", .reserved),
+        (".LfSync/staging/abc.partial", .reserved),
+        (".lf\u{17F}ync/x", .reserved),
+    ]
+
+    @Test(arguments: rejected)
+    func rejects(_ path: String, _ reason: ReceivePathError.Reason) {
+        #expect(throws: ReceivePathError(reason, path: path)) { try LibraryPath.validate(path) }
+    }
+
+    @Test(arguments: [
+        "Fotos/Ürlaub 🌊/IMG.HEIC", "IMG_0001.HEIC", ".hidden", "a/.lfsync", ".lfsyncx/y", "..a/b..", "a b/ c /d",
+        "日本/写真.jpg", String(repeating: "x", count: 255), String(repeating: "d/", count: 127) + "f",
+    ])
+    func accepts(_ path: String) throws {
+        let validated = try LibraryPath.validate(path)
+        #expect(validated.string == path)
+        #expect(validated.components == path.split(separator: "/", omittingEmptySubsequences: false).map(String.init))
+    }
+
+    @Test func splitsIntoComponents() throws {
+        let path = try LibraryPath.validate("Fotos/Ürlaub 🌊/IMG.HEIC")
+        #expect(path.components == ["Fotos", "Ürlaub 🌊", "IMG.HEIC"])
+        #expect(path.name == "IMG.HEIC")
+        #expect(Array(path.parentComponents) == ["Fotos", "Ürlaub 🌊"])
+    }
+
+    @Test func lengthLimitsAreInBytesNotCharacters() throws {
+        // 128 × "é" (2 bytes each) = 256 bytes: one too many for a component.
+        let name = String(repeating: "é", count: 128)
+        #expect(throws: ReceivePathError(.componentTooLong(bytes: 256), path: name)) { try LibraryPath.validate(name) }
+        _ = try LibraryPath.validate(String(repeating: "é", count: 127))
+    }
+
+    @Test func differentNormalisationsAreDifferentPaths() throws {
+        let composed = try LibraryPath.validate("\u{DC}rlaub.jpg")
+        let decomposed = try LibraryPath.validate("U\u{308}rlaub.jpg")
+        #expect(composed != decomposed)
+        #expect(Set([composed, decomposed]).count == 2)
+        #expect(composed == (try LibraryPath.validate("\u{DC}rlaub.jpg")))
+    }
+
+    @Test func errorMessagesShowHostileBytesEscaped() {
+        do {
+            _ = try LibraryPath.validate("\u{1b}[31mred\u{202E}gpj.exe\\x")
+            Issue.record("accepted")
+        } catch {
+            #expect(error.displayPath == "\\u{1b}[31mred\\u{202e}gpj.exe\\\\x")
+            #expect(!error.description.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x202E })
+            #expect(error.description.contains("control character"))
+        }
+        let long = String(repeating: "a/", count: 3000)
+        #expect(ReceivePathError(.tooLong(bytes: 6000), path: long).displayPath.count <= PrintablePath.maxDisplayCharacters + 1)
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+@testable import LocalFirstSync
+
+/// Libraries, manifests and file helpers shared by the receiving-side suites.
+enum ReceivingFixtures {
+    static let mtimeNs: Int64 = 1_700_000_000_123_456_789
+
+    static func data(_ count: Int, seed: UInt64) -> [UInt8] {
+        var generator = SplitMix64(seed: seed)
+        return generator.bytes(count)
+    }
+
+    /// A manifest cut by hand, so tests can use small files and odd chunk lengths.
+    static func manifest(
+        _ bytes: [UInt8], chunkLengths: [Int], path: String = "IMG_0001.HEIC", mtimeNs: Int64 = mtimeNs
+    ) -> FileManifest {
+        var chunks: [ChunkRef] = []
+        var offset = 0
+        for length in chunkLengths {
+            chunks.append(ChunkRef(length: UInt32(length), hash: Blake2b.hash(Array(bytes[offset..<offset + length]))))
+            offset += length
+        }
+        precondition(offset == bytes.count, "chunk lengths must cover the bytes")
+        return FileManifest(
+            path: path, size: UInt64(bytes.count), modificationTimeNs: mtimeNs, fileHash: Blake2b.hash(bytes), chunks: chunks)
+    }
+
+    /// A manifest cut by the real chunker (default FastCDC parameters).
+    static func chunkedManifest(_ bytes: [UInt8], path: String = "VID_0001.MOV") -> FileManifest {
+        var hasher = ChunkingHasher()
+        bytes.withUnsafeBytes { hasher.update($0) }
+        let (fileHash, chunks) = hasher.finish()
+        return FileManifest(path: path, size: UInt64(bytes.count), modificationTimeNs: mtimeNs, fileHash: fileHash, chunks: chunks)
+    }
+
+    static func chunk(_ index: Int, of bytes: [UInt8], _ manifest: FileManifest) -> [UInt8] {
+        let start = manifest.chunks[..<index].reduce(0) { $0 + Int($1.length) }
+        return Array(bytes[start..<start + Int(manifest.chunks[index].length)])
+    }
+
+    static func offset(ofChunk index: Int, _ manifest: FileManifest) -> UInt64 {
+        manifest.chunks[..<index].reduce(0) { $0 + UInt64($1.length) }
+    }
+
+    /// `<root>/library` (with its staging area) beside an empty `<root>/outside`.
+    struct Setup {
+        let root: URL
+        let library: URL
+        let outside: URL
+        let directory: LibraryDirectory
+        let staging: StagingArea
+        var installer: LibraryInstaller { LibraryInstaller(staging: staging) }
+        var stagingURL: URL { library.appendingPathComponent(".lfsync/staging") }
+    }
+
+    static func setUp(in root: URL) throws -> Setup {
+        let library = root.appendingPathComponent("library")
+        let outside = root.appendingPathComponent("outside")
+        try FileManager.default.createDirectory(at: library, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
+        let directory = try LibraryDirectory(path: library.path)
+        return Setup(root: root, library: library, outside: outside, directory: directory, staging: try StagingArea(library: directory))
+    }
+
+    /// Receives `bytes` completely (chunks in the order given, all by default) and finishes.
+    static func stage(_ bytes: [UInt8], _ manifest: FileManifest, in staging: StagingArea) throws -> StagedFile {
+        let file = try IncomingFile.open(in: staging, manifest: manifest)
+        for index in manifest.chunks.indices.reversed() {
+            try file.write(chunkAt: index, bytes: chunk(index, of: bytes, manifest))
+        }
+        return try file.finish()
+    }
+
+    static func write(_ bytes: [UInt8], to url: URL) throws {
+        try TestSupport.write(bytes, to: url)
+    }
+
+    static func read(_ url: URL) throws -> [UInt8] {
+        [UInt8](try Data(contentsOf: url))
+    }
+
+    static func contents(of url: URL) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []).sorted()
+    }
+
+    static func status(_ url: URL) throws -> FileStatus {
+        try FileStatus.of(path: url.path)
+    }
+
+    static func symlink(_ url: URL, to destination: URL) throws {
+        try FileManager.default.createSymbolicLink(atPath: url.path, withDestinationPath: destination.path)
+    }
+
+    static func path(_ text: String) throws -> LibraryPath {
+        try LibraryPath.validate(text)
+    }
+}
