@@ -10,7 +10,7 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEBUG_BIN    := .build/debug
 RELEASE_BIN  := .build/release
 
-.PHONY: all deps lab-deps build release test unit-test demo bench-content clean
+.PHONY: all deps lab-deps build release test unit-test demo bench-content bench-channel clean
 
 all: build
 
@@ -62,6 +62,10 @@ demo: build
 # Chunk+hash throughput against plain BLAKE2b, and a 10k-file cached rescan (release build).
 bench-content: release
 	$(RELEASE_BIN)/lfsync-bench content
+
+# Encrypted channel over loopback TCP (1 GiB) against single-core ChaCha20-Poly1305 (release build).
+bench-channel: release
+	$(RELEASE_BIN)/lfsync-bench channel
 
 clean:
 	rm -rf .build demo-out bench-out

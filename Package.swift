@@ -17,10 +17,12 @@ let package = Package(
         systemModule("CSodium", pkgConfig: "libsodium", apt: "libsodium-dev"),
         systemModule("CZstd", pkgConfig: "libzstd", apt: "libzstd-dev"),
         systemModule("CSQLite", pkgConfig: "sqlite3", apt: "libsqlite3-dev"),
+        /// glibc interfaces missing from Swift's Glibc module; header-only.
+        .systemLibrary(name: "CLinux"),
         systemModule("CDNSSD", pkgConfig: "avahi-compat-libdns_sd", apt: "libavahi-compat-libdnssd-dev"),
         .target(
             name: "LocalFirstSync",
-            dependencies: ["CSodium", "CZstd", "CSQLite", "CDNSSD"]
+            dependencies: ["CSodium", "CZstd", "CSQLite", "CDNSSD", "CLinux"]
         ),
         .executableTarget(name: "lfsync", dependencies: ["LocalFirstSync"]),
         /// Advertises or browses over DNS-SD; the discovery lab runs it inside network namespaces.

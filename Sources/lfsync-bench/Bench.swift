@@ -10,9 +10,11 @@ import LocalFirstSync
 @main
 struct Bench {
     static func main() async throws {
+        MemoryTuning.keepLargeBuffersInHeap()
         var arguments = Array(CommandLine.arguments.dropFirst())
         guard let mode = arguments.first else {
             print("usage: lfsync-bench content [--size-mib N] [--files N] [--reps N] [--work DIR]")
+            print("       lfsync-bench channel [--size-mib N] [--reps N]")
             print("       lfsync-bench sample-library DIR [--padding BYTES] [--seed N]")
             exit(64)
         }
@@ -34,6 +36,11 @@ struct Bench {
                 rescanFiles: Int(options["files"] ?? "") ?? 10_000,
                 repetitions: Int(options["reps"] ?? "") ?? 3,
                 workDirectory: URL(fileURLWithPath: options["work"] ?? "bench-out", isDirectory: true)
+            ).run()
+        case "channel":
+            try await ChannelBenchmark(
+                totalMiB: Int(options["size-mib"] ?? "") ?? 1024,
+                repetitions: Int(options["reps"] ?? "") ?? 3
             ).run()
         case "sample-library":
             guard let directory = positional else {

@@ -5,6 +5,7 @@ import LocalFirstSync
 @main
 struct LFSyncMain {
     static func main() async {
+        MemoryTuning.keepLargeBuffersInHeap()
         let model = LFSyncCommands.model
         let parser = ArgumentParser(model: model)
         let exitCode: ExitCode
