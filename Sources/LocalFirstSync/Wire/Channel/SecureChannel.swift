@@ -211,6 +211,8 @@ actor SecureChannelReader {
         do {
             return try await nextMessage()
         } catch {
+            // An idle timeout only says the peer was quiet; the stream is intact, so it may be retried.
+            if case .transport(.timedOut(.idle)) = error { throw error }
             failed = error
             throw error
         }

@@ -1,0 +1,109 @@
+import Foundation
+
+/// Places received assets into a library folder — the Linux counterpart of
+/// "save to photo library". Files land at their library-relative paths, an
+/// asset's files (Live Photo pairs, sidecars) together, never overwriting
+/// anything (DESIGN.md §6).
+///
+/// Before asking a peer for a chunk it looks for it locally: in staging
+/// (an interrupted earlier transfer) and, through the chunk index, anywhere
+/// in the library (a renamed or copied file). Every local chunk is re-hashed
+/// before use.
+public final class LibraryImporter: Sendable {
+    public let directory: LibraryDirectory
+    public let staging: StagingArea
+    private let installer: LibraryInstaller
+    private let chunkIndex: ChunkIndex?
+
+    public init(library: URL, chunkIndex: ChunkIndex? = nil) throws(ReceiveError) {
+        directory = try LibraryDirectory(path: library.path)
+        staging = try StagingArea(library: directory)
+        installer = LibraryInstaller(staging: staging)
+        self.chunkIndex = chunkIndex
+        // Files finished but not installed when we last stopped go back to being partials.
+        _ = try staging.recoverInterruptedFiles()
+    }
+
+    public var rootPath: String { directory.rootPath }
+
+    /// Opens staging for every file of `assets` and works out which chunks must come from the peer.
+    func plan(_ assets: [Asset]) throws(ReceiveError) -> ReceivePlan {
+        var plan = ReceivePlan()
+        var neededBytes: UInt64 = 0
+        for asset in assets {
+            var files: [IncomingFile] = []
+            var missing: [Int: Set<Int>] = [:]
+            for (fileIndex, file) in asset.files.enumerated() {
+                let incoming = try IncomingFile.open(in: staging, manifest: file.manifest)
+                let present = try incoming.verifiedChunks()
+                var stillMissing = Set<Int>()
+                var offset: UInt64 = 0
+                for (chunkIndex, chunk) in file.manifest.chunks.enumerated() {
+                    defer { offset += UInt64(chunk.length) }
+                    if present.contains(chunkIndex) { continue }
+                    if try copyLocally(chunk, index: chunkIndex, into: incoming) { continue }
+                    stillMissing.insert(chunkIndex)
+                    neededBytes += UInt64(chunk.length)
+                }
+                files.append(incoming)
+                missing[fileIndex] = stillMissing
+            }
+            plan.assets.append(.init(asset: asset, files: files, missing: missing))
+        }
+        try directory.ensureSpace(for: neededBytes)
+        plan.neededBytes = neededBytes
+        return plan
+    }
+
+    private func copyLocally(_ chunk: ChunkRef, index: Int, into file: IncomingFile) throws(ReceiveError) -> Bool {
+        guard let chunkIndex, let locations = try? chunkIndex.locations(of: chunk.hash) else { return false }
+        for location in locations where location.length == chunk.length {
+            if try file.copyChunk(at: index, from: .library(location)) { return true }
+        }
+        return false
+    }
+
+    /// Verifies every file of `asset` and lands them together.
+    func install(_ asset: Asset, files: [IncomingFile]) throws(ReceiveError) -> [InstalledFile] {
+        var staged: [(StagedFile, LibraryPath)] = []
+        for (file, incoming) in zip(asset.files, files) {
+            let path = try Self.validated(file.manifest.path)
+            staged.append((try incoming.finish(), path))
+        }
+        let installed = try installer.install(staged)
+        recordInIndex(asset, installed)
+        return installed
+    }
+
+    /// Newly landed files become local chunk sources for the next transfer (a rename, a resend).
+    private func recordInIndex(_ asset: Asset, _ installed: [InstalledFile]) {
+        guard let chunkIndex else { return }
+        var records: [IndexedFile] = []
+        for (file, result) in zip(asset.files, installed) {
+            let path = result.storedPath.string
+            guard let status = try? FileStatus.of(path: directory.rootPath + "/" + path), status.kind == .regular else { continue }
+            var manifest = file.manifest
+            manifest.path = path
+            manifest.modificationTimeNs = status.modificationTimeNs
+            records.append(IndexedFile(manifest: manifest, inode: status.inode))
+        }
+        try? chunkIndex.recordAll(records)
+    }
+
+    private static func validated(_ path: String) throws(ReceiveError) -> LibraryPath {
+        do { return try LibraryPath.validate(path) } catch { throw .pathRejected(error) }
+    }
+}
+
+/// What must come from the peer for an accepted offer.
+struct ReceivePlan {
+    struct Item {
+        var asset: Asset
+        var files: [IncomingFile]
+        /// Per file index, the chunk indices the peer must send.
+        var missing: [Int: Set<Int>]
+    }
+
+    var assets: [Item] = []
+    var neededBytes: UInt64 = 0
+}

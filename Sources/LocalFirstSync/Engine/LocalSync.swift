@@ -1,0 +1,333 @@
+import Foundation
+import Synchronization
+
+/// The sync engine: every connected peer, consent, offers, chunk transfer,
+/// receipts and the per-(content, peer) ledger.
+///
+/// One actor owns the set of sessions and the streams handed to the
+/// application; each session consumes its own peer's messages in order. A
+/// broadcast to several peers runs one send task per peer (each with the
+/// channel's backpressure) over one shared reader, so each chunk is read and
+/// verified once however many peers need it.
+public actor LocalSync {
+    public struct Configuration: Sendable {
+        /// The name shown to other devices.
+        public var deviceName: String
+        /// Library that incoming offers land in; nil = this device only sends.
+        public var library: URL?
+        /// Chunk index of that library, so chunks we already have are copied locally.
+        public var libraryChunkIndex: ChunkIndex?
+        public var trust: TrustPolicy
+        /// How long a person has to answer a connection request or an offer before it counts as declined.
+        public var decisionTimeout: Duration
+        /// How long the sender waits for a peer's answer to an offer.
+        public var offerReplyTimeout: Duration
+        public var log: @Sendable (String) -> Void
+
+        public init(
+            deviceName: String, library: URL? = nil, libraryChunkIndex: ChunkIndex? = nil, trust: TrustPolicy = TrustPolicy(),
+            decisionTimeout: Duration = .seconds(60), offerReplyTimeout: Duration = .seconds(90),
+            log: @escaping @Sendable (String) -> Void = { _ in }
+        ) {
+            self.deviceName = deviceName
+            self.library = library
+            self.libraryChunkIndex = libraryChunkIndex
+            self.trust = trust
+            self.decisionTimeout = decisionTimeout
+            self.offerReplyTimeout = offerReplyTimeout
+            self.log = log
+        }
+    }
+
+    public let identity: DeviceIdentity
+    public let store: SyncStateStore
+    public let serviceType: String
+    public let configuration: Configuration
+    /// The receiving library, readable without hopping onto the actor (sessions open it lazily).
+    private nonisolated let receiveLibrary: (url: URL, chunkIndex: ChunkIndex?)?
+    private let transport: any Transport
+    private let discovery: (any Discovery)?
+    private var sessions: [DeviceID: PeerSession] = [:]
+    private var listener: (any Listener)?
+    private var acceptLoop: Task<Void, Never>?
+    private var advertisement: (any AdvertisementHandle)?
+    private var nextOfferID: UInt64 = 1
+    private var importer: LibraryImporter?
+    private let connectionRequestStream = AsyncStream<ConnectionRequest>.makeStream(bufferingPolicy: .bufferingNewest(64))
+    private let incomingTransferStream = AsyncStream<IncomingTransfer>.makeStream(bufferingPolicy: .bufferingNewest(256))
+    private let preparation = AsyncStream<ScanProgress>.makeStream(bufferingPolicy: .bufferingNewest(1))
+    /// Called when a trusted peer asks us to offer what it lacks.
+    private var pullHandler: (@Sendable (Peer) async -> [Asset])?
+    private var pullLibrary: URL?
+
+    public init(
+        serviceName: String = "_lfsync._tcp", identity: DeviceIdentity, store: SyncStateStore,
+        configuration: Configuration, transport: any Transport = TCPTransport(), discovery: (any Discovery)? = nil
+    ) {
+        serviceType = serviceName
+        self.identity = identity
+        self.store = store
+        self.configuration = configuration
+        receiveLibrary = configuration.library.map { ($0, configuration.libraryChunkIndex) }
+        self.transport = transport
+        self.discovery = discovery
+    }
+
+    // MARK: - Discovery and connections
+
+    /// Devices appearing and disappearing nearby (DNS-SD and configured static peers).
+    public nonisolated func nearbyPeers() -> AsyncStream<DiscoveryEvent> {
+        discovery?.events() ?? AsyncStream { $0.yield(.unavailable(reason: "no discovery configured")); $0.finish() }
+    }
+
+    /// Requests from devices that want to connect and are not trusted to do so unasked.
+    public nonisolated func connectionRequests() -> AsyncStream<ConnectionRequest> { connectionRequestStream.stream }
+
+    /// Offers from connected peers.
+    public nonisolated func incomingTransfers() -> AsyncStream<IncomingTransfer> { incomingTransferStream.stream }
+
+    /// Scanning and hashing progress of `send(library:…)`, before any byte moves.
+    public nonisolated var preparationProgress: AsyncStream<ScanProgress> { preparation.stream }
+
+    public var connectedPeers: [Peer] { sessions.values.map(\.peer).sorted { $0.name < $1.name } }
+
+    /// Starts accepting connections (and advertising, when discovery is configured).
+    /// - Returns: the address actually bound (port 0 picks a free one).
+    @discardableResult
+    public func start(listeningOn address: PeerAddress, advertise: Bool = true) async throws(SyncError) -> PeerAddress {
+        let listener: any Listener
+        do { listener = try await transport.listen(on: address) } catch { throw .connectionFailed("cannot listen on \(address): \(error)") }
+        self.listener = listener
+        acceptLoop = Task { [weak self] in
+            while !Task.isCancelled {
+                guard let connection = try? await listener.accept() else { return }
+                Task { await self?.handshakeIncoming(connection) }
+            }
+        }
+        if advertise, let discovery {
+            do {
+                advertisement = try await discovery.advertise(ServiceAdvertisement(
+                    instanceName: configuration.deviceName, port: listener.localAddress.port,
+                    deviceID: identity.deviceID.description, protocolVersion: WireProtocol.version))
+            } catch {
+                configuration.log("not advertising on the local network: \(error)")
+            }
+        }
+        return listener.localAddress
+    }
+
+    /// Dials a peer. With `expecting`, the handshake must prove that Device ID
+    /// (a discovered or pinned peer), or the connection is dropped.
+    @discardableResult
+    public func connect(to address: PeerAddress, expecting expected: DeviceID? = nil, timeout: Duration = .seconds(10)) async throws(SyncError) -> Peer {
+        let connection: any Connection
+        do { connection = try await transport.connect(to: address, timeout: timeout) } catch {
+            throw .connectionFailed("\(address): \(error)")
+        }
+        let channel: SecureChannel
+        do { channel = try await SecureChannel.initiate(over: connection, identity: identity, expectedPeer: expected) } catch {
+            throw .connectionFailed("\(address): \(error)")
+        }
+        do {
+            try await channel.send(.hello(hello()))
+            guard case let .hello(theirs)? = try await channel.receive() else { throw SyncError.protocolViolation("expected Hello") }
+            try Self.checkVersion(theirs)
+            guard case let .connectionDecision(decision)? = try await channel.receive() else {
+                throw SyncError.protocolViolation("expected ConnectionDecision")
+            }
+            let peer = Peer(deviceID: channel.remoteDeviceID, name: theirs.deviceName, address: address)
+            guard decision.accepted else {
+                await channel.close()
+                throw SyncError.declined(reason: decision.reason ?? "\(peer) declined the connection")
+            }
+            await register(PeerSession(peer: peer, channel: channel, context: context()))
+            configuration.log("connected to \(peer) at \(address)")
+            return peer
+        } catch let error as SyncError {
+            await channel.close()
+            throw error
+        } catch {
+            await channel.close()
+            throw .connectionFailed("\(address): \(error)")
+        }
+    }
+
+    public func disconnect(_ peer: Peer) async {
+        await sessions[peer.deviceID]?.close(reason: "disconnected")
+    }
+
+    /// Stops listening, withdraws the advertisement and closes every connection.
+    public func stop() async {
+        acceptLoop?.cancel()
+        await listener?.close()
+        await advertisement?.cancel()
+        for session in sessions.values { await session.close(reason: "shutting down") }
+        sessions.removeAll()
+    }
+
+    /// Lets trusted peers ask us (with a Pull) to offer what they lack.
+    public func servePulls(from library: URL, assets: @escaping @Sendable (Peer) async -> [Asset]) {
+        pullLibrary = library
+        pullHandler = assets
+    }
+
+    private func handshakeIncoming(_ connection: any Connection) async {
+        let channel: SecureChannel
+        do { channel = try await SecureChannel.accept(over: connection, identity: identity) } catch {
+            configuration.log("incoming connection failed: \(error)")
+            return
+        }
+        do {
+            guard case let .hello(theirs)? = try await channel.receive() else { throw SyncError.protocolViolation("expected Hello") }
+            try await channel.send(.hello(hello()))
+            try Self.checkVersion(theirs)
+            let peer = Peer(deviceID: channel.remoteDeviceID, name: theirs.deviceName, address: connection.remoteAddress)
+            let accepted: Bool
+            if configuration.trust.acceptsConnection(from: peer.deviceID) {
+                accepted = true
+            } else {
+                let decision = OneShotDecision()
+                connectionRequestStream.continuation.yield(ConnectionRequest(peer: peer, decision: decision))
+                accepted = await decision.wait(timeout: configuration.decisionTimeout)
+            }
+            try await channel.send(.connectionDecision(.init(accepted: accepted, reason: accepted ? nil : "\(configuration.deviceName) declined the connection")))
+            guard accepted else {
+                configuration.log("declined connection from \(peer)")
+                await channel.close()
+                return
+            }
+            await register(PeerSession(peer: peer, channel: channel, context: context()))
+            configuration.log("accepted connection from \(peer)")
+        } catch {
+            configuration.log("incoming connection failed: \(error)")
+            await channel.close()
+        }
+    }
+
+    private func register(_ session: PeerSession) async {
+        if let previous = sessions[session.peer.deviceID] { await previous.close(reason: "replaced by a new connection") }
+        sessions[session.peer.deviceID] = session
+        await session.start { [weak self] closed in await self?.unregister(closed) }
+    }
+
+    private func unregister(_ session: PeerSession) {
+        if sessions[session.peer.deviceID] === session { sessions[session.peer.deviceID] = nil }
+    }
+
+    private func hello() -> WireMessage.Hello {
+        WireMessage.Hello(
+            protocolVersion: WireProtocol.version, deviceName: WireText.fitted(configuration.deviceName, maxBytes: WireMessage.Hello.maxDeviceNameBytes),
+            softwareVersion: LFSyncVersion.current, capabilities: .zstd)
+    }
+
+    private static func checkVersion(_ hello: WireMessage.Hello) throws(SyncError) {
+        guard WireProtocol.supportedVersions.contains(hello.protocolVersion) else {
+            throw .protocolViolation("peer speaks protocol version \(hello.protocolVersion); this lfsync speaks \(WireProtocol.version)")
+        }
+    }
+
+    private func context() -> SessionContext {
+        let store = store
+        return SessionContext(
+            trust: configuration.trust, decisionTimeout: configuration.decisionTimeout,
+            importerProvider: { [weak self] () throws(SyncError) -> LibraryImporter in
+                guard let self else { throw .cancelled }
+                return try self.importerForReceiving()
+            },
+            announceTransfer: { [incomingTransferStream] in incomingTransferStream.continuation.yield($0) },
+            onReceived: { content, peer, bytes in
+                try? store.record(.synced, for: [content], peer: peer.ledgerKey, bytes: bytes)
+            },
+            onPull: { [weak self] peer throws(SyncError) in
+                guard let self else { return }
+                try await self.answerPull(from: peer)
+            },
+            logger: configuration.log)
+    }
+
+    private let importerLock = Mutex<LibraryImporter?>(nil)
+
+    /// The importer is opened lazily (and once) so a send-only device never touches a library.
+    nonisolated private func importerForReceiving() throws(SyncError) -> LibraryImporter {
+        guard let library = receiveLibrary else { throw .noLibrary }
+        return try importerLock.withLock { (cached: inout LibraryImporter?) throws(SyncError) -> LibraryImporter in
+            if let cached { return cached }
+            do {
+                let importer = try LibraryImporter(library: library.url, chunkIndex: library.chunkIndex)
+                cached = importer
+                return importer
+            } catch {
+                throw .protocolViolation("cannot open library: \(error)")
+            }
+        }
+    }
+
+    // MARK: - Sending
+
+    /// Offers `assets` (scanned from `library`) to the destination peers and
+    /// sends each peer only the chunks it lacks. Returns at once; follow the
+    /// transfer for per-peer progress and outcome.
+    public func send(_ assets: [Asset], from library: URL, to destination: TransferDestination = .allConnectedPeers) -> OutgoingTransfer {
+        let targets: [PeerSession]
+        switch destination {
+        case .allConnectedPeers: targets = Array(sessions.values)
+        case let .peers(peers): targets = peers.compactMap { sessions[$0.deviceID] }
+        }
+        let missing: [Peer] = {
+            guard case let .peers(peers) = destination else { return [] }
+            return peers.filter { sessions[$0.deviceID] == nil }
+        }()
+        let transfer = OutgoingTransfer(peerCount: targets.count + missing.count)
+        for peer in missing {
+            let summary = PeerTransferSummary(peer: peer, state: .failed(reason: "not connected"), assetsStored: 0, assetsFailed: assets.count, chunkBytesSent: 0, failures: [:])
+            transfer.publish(TransferUpdate(peer: peer, progress: TransferProgress(assetsTotal: assets.count), state: summary.state))
+            transfer.finish(summary)
+        }
+        let reader = BroadcastChunkReader(rootPath: library.standardizedFileURL.path)
+        let keys = PeerSendJob.allChunkKeys(of: assets)
+        let offerID = nextOfferID
+        nextOfferID += 1
+        let store = store
+        let timeout = configuration.offerReplyTimeout
+        Task {
+            // Demand for every chunk is registered for every peer before any peer reads, so the
+            // first read of a chunk is cached for the others; each peer then drops what it doesn't need.
+            for _ in targets { await reader.expect(keys) }
+            await withTaskGroup(of: Void.self) { group in
+                for session in targets {
+                    group.addTask {
+                        await PeerSendJob(
+                            session: session, assets: assets, offerID: offerID, reader: reader, store: store,
+                            transfer: transfer, replyTimeout: timeout
+                        ).run()
+                    }
+                }
+            }
+        }
+        return transfer
+    }
+
+    /// Scans `library` (reporting `preparationProgress`) then sends its assets.
+    public func send(library: URL, cache: ScanCache? = nil, to destination: TransferDestination = .allConnectedPeers) async throws -> OutgoingTransfer {
+        let continuation = preparation.continuation
+        let scan = try await LibraryScanner(root: library, cache: cache).scan { continuation.yield($0) }
+        return send(scan.assets, from: library, to: destination)
+    }
+
+    /// Asks a trusted peer to offer us what it has that we lack.
+    public func pull(from peer: Peer) async throws(SyncError) {
+        guard let session = sessions[peer.deviceID] else { throw .notConnected(peer.deviceID) }
+        try await session.send([.pull(.init(requestID: UInt64.random(in: 1...UInt64.max)))])
+    }
+
+    private func answerPull(from peer: Peer) async throws(SyncError) {
+        // The same consent rules as offers: only peers trusted for that may pull.
+        guard configuration.trust.acceptsOffers(from: peer.deviceID) else {
+            throw .declined(reason: "\(peer) is not trusted to pull")
+        }
+        guard let handler = pullHandler, let library = pullLibrary else { throw .declined(reason: "this device does not serve pulls") }
+        let assets = await handler(peer)
+        let notSynced = Set((try? store.contentIDs(notSyncedWith: peer.ledgerKey, from: assets.map(\.contentID))) ?? assets.map(\.contentID))
+        _ = send(assets.filter { notSynced.contains($0.contentID) }, from: library, to: .peers([peer]))
+    }
+}

@@ -1,0 +1,86 @@
+import Synchronization
+
+/// A send to one or more peers: an AsyncSequence of per-peer updates, and
+/// `waitUntilCompleted()` for the per-peer outcome. Each update is about one
+/// peer; nothing is ever averaged across peers.
+public final class OutgoingTransfer: AsyncSequence, Sendable {
+    public typealias Element = TransferUpdate
+
+    private struct State {
+        var latest: [Peer: TransferUpdate] = [:]
+        var summaries: [Peer: PeerTransferSummary] = [:]
+        var expectedPeers: Int
+        var continuations: [AsyncStream<TransferUpdate>.Continuation] = []
+        var waiters: [CheckedContinuation<[PeerTransferSummary], Never>] = []
+        var history: [TransferUpdate] = []
+    }
+
+    private let state: Mutex<State>
+
+    init(peerCount: Int) {
+        state = Mutex(State(expectedPeers: peerCount))
+    }
+
+    public func makeAsyncIterator() -> AsyncStream<TransferUpdate>.Iterator {
+        updates().makeAsyncIterator()
+    }
+
+    /// Every update so far, then live ones, until every peer has finished.
+    public func updates() -> AsyncStream<TransferUpdate> {
+        let (stream, continuation) = AsyncStream<TransferUpdate>.makeStream()
+        let finished: Bool = state.withLock { state in
+            for update in state.history { continuation.yield(update) }
+            let done = state.summaries.count >= state.expectedPeers
+            if !done { state.continuations.append(continuation) }
+            return done
+        }
+        if finished { continuation.finish() }
+        return stream
+    }
+
+    /// The latest update per peer.
+    public var latestUpdates: [TransferUpdate] {
+        state.withLock { Array($0.latest.values) }
+    }
+
+    /// Waits until every peer's side has ended; one summary per peer, sorted by peer name.
+    public func waitUntilCompleted() async -> [PeerTransferSummary] {
+        await withCheckedContinuation { continuation in
+            let done: [PeerTransferSummary]? = state.withLock { state in
+                if state.summaries.count >= state.expectedPeers { return Self.sorted(state.summaries) }
+                state.waiters.append(continuation)
+                return nil
+            }
+            if let done { continuation.resume(returning: done) }
+        }
+    }
+
+    func publish(_ update: TransferUpdate) {
+        let continuations = state.withLock { state -> [AsyncStream<TransferUpdate>.Continuation] in
+            state.latest[update.peer] = update
+            state.history.append(update)
+            // Keep memory bounded on huge transfers: old progress updates are not replayed.
+            if state.history.count > 4096 { state.history.removeFirst(2048) }
+            return state.continuations
+        }
+        for continuation in continuations { continuation.yield(update) }
+    }
+
+    func finish(_ summary: PeerTransferSummary) {
+        let (continuations, waiters, summaries) = state.withLock { state -> ([AsyncStream<TransferUpdate>.Continuation], [CheckedContinuation<[PeerTransferSummary], Never>], [PeerTransferSummary]) in
+            state.summaries[summary.peer] = summary
+            guard state.summaries.count >= state.expectedPeers else { return ([], [], []) }
+            defer {
+                state.continuations = []
+                state.waiters = []
+            }
+            return (state.continuations, state.waiters, Self.sorted(state.summaries))
+        }
+        for continuation in continuations { continuation.finish() }
+        for waiter in waiters { waiter.resume(returning: summaries) }
+    }
+
+    private static func sorted(_ summaries: [Peer: PeerTransferSummary]) -> [PeerTransferSummary] {
+        summaries.values.sorted { ($0.peer.name, $0.peer.deviceID.description) < ($1.peer.name, $1.peer.deviceID.description) }
+    }
+}

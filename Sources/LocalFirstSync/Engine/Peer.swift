@@ -1,0 +1,31 @@
+/// A device on the other end of a connection, identified by what its
+/// handshake proved, never by what it claimed.
+public struct Peer: Hashable, Sendable, CustomStringConvertible {
+    /// The Device ID proven by the Noise handshake: the key of every ledger row.
+    public let deviceID: DeviceID
+    /// The name the peer gave in its Hello (untrusted, display only).
+    public let name: String
+    public let address: PeerAddress?
+
+    public init(deviceID: DeviceID, name: String, address: PeerAddress? = nil) {
+        self.deviceID = deviceID
+        self.name = name
+        self.address = address
+    }
+
+    /// The identity the sync ledger keys this peer's rows by.
+    public var syncIdentity: DeviceID { deviceID }
+
+    var ledgerKey: PeerKey { PeerKey(rawValue: deviceID.description) }
+
+    public var description: String { "\(name) (\(deviceID.shortForm))" }
+
+    public static func == (lhs: Peer, rhs: Peer) -> Bool { lhs.deviceID == rhs.deviceID }
+    public func hash(into hasher: inout Hasher) { hasher.combine(deviceID) }
+}
+
+/// Who a transfer goes to.
+public enum TransferDestination: Sendable {
+    case allConnectedPeers
+    case peers([Peer])
+}

@@ -1,0 +1,142 @@
+/// Sends one offer to one peer: offer, wait for the answer, send exactly the
+/// chunks it asked for, collect receipts, and keep that peer's ledger rows
+/// honest at every step. A failure here touches only this peer.
+struct PeerSendJob {
+    let session: PeerSession
+    let assets: [Asset]
+    let offerID: UInt64
+    let reader: BroadcastChunkReader
+    let store: SyncStateStore
+    let transfer: OutgoingTransfer
+    let replyTimeout: Duration
+
+    var peer: Peer { session.peer }
+
+    static func allChunkKeys(of assets: [Asset]) -> [BroadcastChunkReader.Key] {
+        assets.flatMap { asset in
+            asset.files.enumerated().flatMap { fileIndex, file in
+                file.manifest.chunks.indices.map { .init(contentID: asset.contentID, fileIndex: fileIndex, chunkIndex: $0) }
+            }
+        }
+    }
+
+    func run() async {
+        let contents = assets.map(\.contentID)
+        let byID = Dictionary(assets.map { ($0.contentID, $0) }, uniquingKeysWith: { first, _ in first })
+        var progress = TransferProgress(assetsTotal: assets.count)
+        var summary = PeerTransferSummary(peer: peer, state: .offering, assetsStored: 0, assetsFailed: 0, chunkBytesSent: 0, failures: [:])
+        try? store.record(.inFlight, for: contents, peer: peer.ledgerKey)
+        transfer.publish(TransferUpdate(peer: peer, progress: progress, state: .offering))
+
+        let (receipts, receiptSink) = AsyncStream<WireMessage.Receipt>.makeStream()
+        let reply = await session.offer(WireMessage.Offer(offerID: offerID, assets: assets), receipts: receiptSink, timeout: replyTimeout)
+        let needed: [WireMessage.NeededChunks]
+        switch reply {
+        case let .failure(error):
+            await end(&summary, contents: contents, state: .failed(reason: error.description), ledgerReason: error.description, progress: progress)
+            return
+        case let .success(answer) where !answer.accepted:
+            let reason = answer.reason ?? "declined"
+            await end(&summary, contents: contents, state: .declined(reason: reason), ledgerReason: "declined by \(peer.name): \(reason)", progress: progress)
+            return
+        case let .success(answer):
+            needed = answer.needed
+        }
+
+        // Plan: exactly the chunks the peer asked for, validated against what we offered.
+        var plan: [(key: BroadcastChunkReader.Key, file: FileManifest, offset: UInt64)] = []
+        for entry in needed {
+            guard let asset = byID[entry.contentID] else { continue }
+            for file in entry.files where Int(file.fileIndex) < asset.files.count {
+                let manifest = asset.files[Int(file.fileIndex)].manifest
+                let offsets = manifest.chunks.reduce(into: [UInt64(0)]) { $0.append($0[$0.count - 1] + UInt64($1.length)) }
+                for index in file.chunks where Int(index) < manifest.chunks.count {
+                    plan.append((.init(contentID: entry.contentID, fileIndex: Int(file.fileIndex), chunkIndex: Int(index)), manifest, offsets[Int(index)]))
+                    progress.bytesTotal += UInt64(manifest.chunks[Int(index)].length)
+                }
+            }
+        }
+        let planned = Set(plan.map(\.key))
+        await reader.abandon(Self.allChunkKeys(of: assets).filter { !planned.contains($0) })
+        transfer.publish(TransferUpdate(peer: peer, progress: progress, state: .transferring))
+
+        var locallyFailed: [ContentID: String] = [:]
+        var cut: String?
+        for (position, item) in plan.enumerated() {
+            if locallyFailed[item.key.contentID] != nil {
+                await reader.abandon([item.key])
+                continue
+            }
+            let payload: ChunkPayload
+            do {
+                payload = try await reader.payload(for: item.key, file: item.file, chunkOffset: item.offset)
+            } catch {
+                let reason = switch error {
+                case let .sourceChanged(path): "\(path) changed while being sent"
+                case let .unreadable(path, why): "cannot read \(path): \(why)"
+                }
+                locallyFailed[item.key.contentID] = reason
+                continue
+            }
+            do {
+                try await session.send([.chunk(.init(
+                    offerID: offerID, contentID: item.key.contentID, fileIndex: UInt16(item.key.fileIndex),
+                    chunkIndex: UInt32(item.key.chunkIndex), payload: payload))])
+            } catch {
+                cut = error.description
+                await reader.abandon(plan[(position + 1)...].map(\.key))
+                break
+            }
+            summary.chunkBytesSent += UInt64(payload.encodedLength)
+            progress.bytesDone += UInt64(item.file.chunks[item.key.chunkIndex].length)
+            transfer.publish(TransferUpdate(peer: peer, progress: progress, state: .transferring))
+        }
+        if !locallyFailed.isEmpty, cut == nil {
+            // Nothing more will come for those assets: let the peer stop waiting for them.
+            try? await session.send([.cancel(.init(offerID: offerID, reason: "some assets changed while being sent"))])
+        }
+
+        // Receipts: only a peer's confirmation makes a row `synced`.
+        var outstanding = Set(contents).subtracting(locallyFailed.keys)
+        if cut == nil {
+            for await receipt in receipts where outstanding.contains(receipt.contentID) {
+                outstanding.remove(receipt.contentID)
+                switch receipt.outcome {
+                case .stored:
+                    try? store.record(.synced, for: [receipt.contentID], peer: peer.ledgerKey, bytes: byID[receipt.contentID]?.totalSize)
+                    summary.assetsStored += 1
+                case let .failed(reason):
+                    try? store.record(.failed, for: [receipt.contentID], peer: peer.ledgerKey, reason: reason)
+                    summary.failures[receipt.contentID] = reason
+                }
+                progress.assetsDone += 1
+                transfer.publish(TransferUpdate(peer: peer, progress: progress, state: .transferring))
+                if outstanding.isEmpty { break }
+            }
+        }
+        await session.finishOutgoing(offerID)
+        for (content, reason) in locallyFailed {
+            try? store.record(.failed, for: [content], peer: peer.ledgerKey, reason: reason)
+            summary.failures[content] = reason
+        }
+        let lost = cut ?? "connection closed before the peer confirmed"
+        for content in outstanding {
+            try? store.record(.failed, for: [content], peer: peer.ledgerKey, reason: lost)
+            summary.failures[content] = lost
+        }
+        summary.assetsFailed = summary.failures.count
+        summary.state = summary.failures.isEmpty ? .completed : .failed(reason: summary.failures.values.sorted().first ?? lost)
+        transfer.publish(TransferUpdate(peer: peer, progress: progress, state: summary.state))
+        transfer.finish(summary)
+    }
+
+    private func end(_ summary: inout PeerTransferSummary, contents: [ContentID], state: TransferState, ledgerReason: String, progress: TransferProgress) async {
+        try? store.record(.failed, for: contents, peer: peer.ledgerKey, reason: ledgerReason)
+        await reader.abandon(Self.allChunkKeys(of: assets))
+        await session.finishOutgoing(offerID)
+        summary.state = state
+        summary.assetsFailed = contents.count
+        transfer.publish(TransferUpdate(peer: peer, progress: progress, state: state))
+        transfer.finish(summary)
+    }
+}

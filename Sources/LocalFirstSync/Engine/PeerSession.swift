@@ -1,0 +1,299 @@
+import Foundation
+
+/// One connected peer: its secure channel, the offers in flight both ways,
+/// and the single loop that consumes everything the peer sends.
+///
+/// Every message from the peer is handled here, in order, on this actor, so
+/// interleavings across several peers cannot corrupt per-peer state; the
+/// owning `LocalSync` only routes.
+actor PeerSession {
+    let peer: Peer
+    let channel: SecureChannel
+    private let context: SessionContext
+    private var outgoing: [UInt64: OutgoingOffer] = [:]
+    private var receiving: [UInt64: ReceivingOffer] = [:]
+    private var loop: Task<Void, Never>?
+    private var closedReason: String?
+    private var onClose: (@Sendable (PeerSession) async -> Void)?
+    private let decompressor = ZstdDecompressor()
+
+    init(peer: Peer, channel: SecureChannel, context: SessionContext) {
+        self.peer = peer
+        self.channel = channel
+        self.context = context
+    }
+
+    func start(onClose: @escaping @Sendable (PeerSession) async -> Void) {
+        self.onClose = onClose
+        loop = Task { await self.run() }
+    }
+
+    var isOpen: Bool { closedReason == nil }
+
+    // MARK: - Sending side
+
+    /// Sends an offer and waits for the peer's answer (which may take as long as its user does).
+    func offer(_ offer: WireMessage.Offer, receipts: AsyncStream<WireMessage.Receipt>.Continuation, timeout: Duration) async -> Result<WireMessage.OfferReply, SyncError> {
+        if let closedReason {
+            receipts.finish()
+            return .failure(.connectionFailed(closedReason))
+        }
+        let offerID = offer.offerID
+        let timer = Task { [weak self] in
+            try? await Task.sleep(for: timeout)
+            if !Task.isCancelled { await self?.resolveReply(offerID, .failure(.declined(reason: "the peer did not answer the offer in time"))) }
+        }
+        defer { timer.cancel() }
+        return await withCheckedContinuation { continuation in
+            outgoing[offerID] = OutgoingOffer(reply: continuation, receipts: receipts)
+            Task { await self.sendOrClose([.offer(offer)]) }
+        }
+    }
+
+    func send(_ messages: [WireMessage]) async throws(SyncError) {
+        if let closedReason { throw .connectionFailed(closedReason) }
+        do { try await channel.send(messages) } catch {
+            await close(reason: error.description)
+            throw .connectionFailed(error.description)
+        }
+    }
+
+    func finishOutgoing(_ offerID: UInt64) {
+        outgoing.removeValue(forKey: offerID)?.receipts.finish()
+    }
+
+    private func sendOrClose(_ messages: [WireMessage]) async {
+        do { try await send(messages) } catch {}
+    }
+
+    private func resolveReply(_ offerID: UInt64, _ result: Result<WireMessage.OfferReply, SyncError>) {
+        guard let continuation = outgoing[offerID]?.reply else { return }
+        outgoing[offerID]?.reply = nil
+        continuation.resume(returning: result)
+        if case .failure = result { finishOutgoing(offerID) }
+    }
+
+    // MARK: - The loop
+
+    private func run() async {
+        while true {
+            let message: WireMessage?
+            do { message = try await channel.receive() } catch {
+                if case .transport(.timedOut(.idle)) = error {
+                    // Quiet is fine (a person may be deciding); a ping proves the peer is still there.
+                    await sendOrClose([.ping(.init(nonce: UInt64.random(in: 0...UInt64.max)))])
+                    continue
+                }
+                await close(reason: error.description)
+                return
+            }
+            guard let message else {
+                await close(reason: "\(peer) closed the connection")
+                return
+            }
+            do throws(SyncError) {
+                try await handle(message)
+            } catch {
+                // A peer that breaks the protocol is told why, then dropped.
+                try? await channel.send(.error(.init(code: .unexpectedMessage, message: WireText.fitted(error.description, maxBytes: 1000))))
+                await close(reason: error.description)
+                return
+            }
+        }
+    }
+
+    private func handle(_ message: WireMessage) async throws(SyncError) {
+        switch message {
+        case let .offer(offer):
+            try await received(offer)
+        case let .offerReply(reply):
+            guard outgoing[reply.offerID]?.reply != nil else { throw .protocolViolation("reply to unknown offer \(reply.offerID)") }
+            resolveReply(reply.offerID, .success(reply))
+        case let .chunk(chunk):
+            try await received(chunk)
+        case let .receipt(receipt):
+            guard let offer = outgoing[receipt.offerID] else { throw .protocolViolation("receipt for unknown offer \(receipt.offerID)") }
+            offer.receipts.yield(receipt)
+        case let .cancel(cancel):
+            cancelled(cancel)
+        case let .ping(ping):
+            try await send([.pong(.init(nonce: ping.nonce))])
+        case .pong:
+            break
+        case let .error(error):
+            throw .peerFailed(error.message)
+        case .pull:
+            try await context.pullRequested(by: peer)
+        case .hello, .connectionDecision:
+            throw .protocolViolation("\(message.type) after the connection was set up")
+        }
+    }
+
+    // MARK: - Receiving side
+
+    private func received(_ offer: WireMessage.Offer) async throws(SyncError) {
+        guard receiving[offer.offerID] == nil else { throw .protocolViolation("offer \(offer.offerID) sent twice") }
+        let handle = ReceiveSessionHandle()
+        let decision = OneShotDecision()
+        // Hostile names are refused before anyone is asked.
+        if let rejection = context.rejection(of: offer) {
+            try await send([.offerReply(.init(offerID: offer.offerID, accepted: false, reason: WireText.fitted(rejection, maxBytes: 256)))])
+            context.log("refused offer from \(peer): \(rejection)")
+            return
+        }
+        receiving[offer.offerID] = ReceivingOffer(offerID: offer.offerID, phase: .awaitingDecision, handle: handle)
+        let auto = context.trust.acceptsOffers(from: peer.deviceID)
+        if auto { decision.decide(true) }
+        let total = offer.assets.reduce(UInt64(0)) { $0 + $1.totalSize }
+        context.announce(IncomingTransfer(
+            from: peer, offerID: offer.offerID, items: offer.assets, totalByteCount: total,
+            acceptedAutomatically: auto, decision: decision, session: handle))
+        let timeout = context.decisionTimeout
+        Task {
+            let accepted = await decision.wait(timeout: timeout)
+            await self.decided(offer, accepted: accepted)
+        }
+    }
+
+    private func decided(_ offer: WireMessage.Offer, accepted: Bool) async {
+        guard var state = receiving[offer.offerID], state.phase == .awaitingDecision else { return }
+        guard accepted else {
+            receiving[offer.offerID] = nil
+            state.handle.finish()
+            await sendOrClose([.offerReply(.init(offerID: offer.offerID, accepted: false, reason: "declined"))])
+            return
+        }
+        let plan: ReceivePlan
+        do {
+            plan = try context.importer().plan(offer.assets)
+        } catch {
+            receiving[offer.offerID] = nil
+            state.handle.finish()
+            context.log("declined offer from \(peer): \(error)")
+            await sendOrClose([.offerReply(.init(offerID: offer.offerID, accepted: false, reason: WireText.fitted("\(error)", maxBytes: 256)))])
+            return
+        }
+        state.phase = .receiving
+        var needed: [WireMessage.NeededChunks] = []
+        var neededBytes: UInt64 = 0
+        for item in plan.assets {
+            let missing = item.missing
+            state.assets[item.asset.contentID] = ReceivingOffer.AssetState(asset: item.asset, files: item.files, missing: missing)
+            state.pendingAssets.insert(item.asset.contentID)
+            let files = missing.keys.sorted().compactMap { index -> WireMessage.NeededChunks.File? in
+                guard let chunks = missing[index], !chunks.isEmpty else { return nil }
+                neededBytes += chunks.reduce(UInt64(0)) { $0 + UInt64(item.asset.files[index].manifest.chunks[$1].length) }
+                return .init(fileIndex: UInt16(index), chunks: ChunkIndexSet(chunks.map { UInt32($0) }))
+            }
+            if !files.isEmpty { needed.append(.init(contentID: item.asset.contentID, files: files)) }
+        }
+        state.handle.update {
+            $0.bytesTotal = neededBytes
+            $0.assetsTotal = offer.assets.count
+        }
+        receiving[offer.offerID] = state
+        await sendOrClose([.offerReply(.init(offerID: offer.offerID, accepted: true, needed: needed))])
+        // Assets we already had entirely land (or are confirmed) at once.
+        for item in plan.assets where item.missing.values.allSatisfy(\.isEmpty) {
+            await complete(offerID: offer.offerID, contentID: item.asset.contentID)
+        }
+    }
+
+    private func received(_ chunk: WireMessage.Chunk) async throws(SyncError) {
+        // Consent: bytes for an offer nobody accepted are a violation, and end the connection.
+        guard var state = receiving[chunk.offerID], state.phase == .receiving else {
+            throw .protocolViolation("chunk for offer \(chunk.offerID), which was not accepted")
+        }
+        let fileIndex = Int(chunk.fileIndex), chunkIndex = Int(chunk.chunkIndex)
+        guard var asset = state.assets[chunk.contentID], asset.missing[fileIndex]?.contains(chunkIndex) == true else {
+            throw .protocolViolation("chunk \(chunkIndex) of file \(fileIndex) was not requested")
+        }
+        let expectedLength = Int(asset.asset.files[fileIndex].manifest.chunks[chunkIndex].length)
+        guard chunk.payload.decodedLength == expectedLength else {
+            throw .protocolViolation("chunk \(chunkIndex) declares \(chunk.payload.decodedLength) bytes, the manifest says \(expectedLength)")
+        }
+        let bytes: [UInt8]
+        do { bytes = try chunk.payload.decoded(using: decompressor) } catch { throw .protocolViolation("chunk \(chunkIndex): \(error)") }
+        do {
+            try asset.files[fileIndex].write(chunkAt: chunkIndex, bytes: bytes)
+        } catch {
+            if case .chunkHashMismatch = error { throw .protocolViolation("chunk \(chunkIndex) of \(asset.asset.files[fileIndex].manifest.path) does not match its hash") }
+            // Local trouble (disk full...): this asset fails, the connection survives.
+            asset.missing = [:]
+            state.assets[chunk.contentID] = asset
+            receiving[chunk.offerID] = state
+            await fail(offerID: chunk.offerID, contentID: chunk.contentID, reason: error.description)
+            return
+        }
+        asset.missing[fileIndex]?.remove(chunkIndex)
+        state.assets[chunk.contentID] = asset
+        receiving[chunk.offerID] = state
+        state.handle.update { $0.bytesDone += UInt64(bytes.count) }
+        if asset.remainingCount == 0 {
+            await complete(offerID: chunk.offerID, contentID: chunk.contentID)
+        }
+    }
+
+    /// All chunks of an asset are staged: verify, land it whole, and say so.
+    private func complete(offerID: UInt64, contentID: ContentID) async {
+        guard let state = receiving[offerID], let asset = state.assets[contentID] else { return }
+        do {
+            let installed = try context.importer().install(asset.asset, files: asset.files)
+            state.handle.record(.stored(installed), for: contentID)
+            context.receivedAsset(contentID, from: peer, bytes: asset.asset.totalSize)
+            await finishAsset(offerID: offerID, contentID: contentID, receipt: .stored)
+        } catch {
+            await fail(offerID: offerID, contentID: contentID, reason: "\(error)")
+        }
+    }
+
+    private func fail(offerID: UInt64, contentID: ContentID, reason: String) async {
+        receiving[offerID]?.handle.record(.failed(reason: reason), for: contentID)
+        context.log("failed to receive \(contentID.hash.shortHex) from \(peer): \(reason)")
+        await finishAsset(offerID: offerID, contentID: contentID, receipt: .failed(reason: WireText.fitted(reason, maxBytes: 256)))
+    }
+
+    private func finishAsset(offerID: UInt64, contentID: ContentID, receipt: WireMessage.Receipt.Outcome) async {
+        guard var state = receiving[offerID], state.pendingAssets.remove(contentID) != nil else { return }
+        state.assets[contentID] = nil
+        state.handle.update { $0.assetsDone += 1 }
+        receiving[offerID] = state.pendingAssets.isEmpty ? nil : state
+        if state.pendingAssets.isEmpty { state.handle.finish() }
+        await sendOrClose([.receipt(.init(offerID: offerID, contentID: contentID, outcome: receipt))])
+    }
+
+    private func cancelled(_ cancel: WireMessage.Cancel) {
+        guard let state = receiving.removeValue(forKey: cancel.offerID) else { return }
+        for contentID in state.pendingAssets {
+            state.handle.record(.failed(reason: "sender cancelled: \(cancel.reason)"), for: contentID)
+        }
+        state.handle.finish()
+    }
+
+    // MARK: - Closing
+
+    func close(reason: String) async {
+        guard closedReason == nil else { return }
+        closedReason = reason
+        for (offerID, offer) in outgoing {
+            offer.reply?.resume(returning: .failure(.connectionFailed(reason)))
+            offer.receipts.finish()
+            outgoing[offerID] = nil
+        }
+        for (_, state) in receiving {
+            // Verified chunks stay in staging: the next offer of the same content resumes from them.
+            for contentID in state.pendingAssets {
+                state.handle.record(.failed(reason: "connection lost: \(reason)"), for: contentID)
+            }
+            state.handle.finish()
+        }
+        receiving.removeAll()
+        await channel.close()
+        loop?.cancel()
+        if let onClose {
+            self.onClose = nil
+            await onClose(self)
+        }
+    }
+}
+

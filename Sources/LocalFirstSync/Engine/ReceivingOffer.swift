@@ -1,0 +1,19 @@
+/// The receiving side of one offer inside a session: which chunks were
+/// asked for, which are still missing, and the staged files being filled.
+struct ReceivingOffer {
+    enum Phase { case awaitingDecision, receiving }
+
+    struct AssetState {
+        var asset: Asset
+        var files: [IncomingFile]
+        /// Chunks still expected from the peer, per file index.
+        var missing: [Int: Set<Int>]
+        var remainingCount: Int { missing.values.reduce(0) { $0 + $1.count } }
+    }
+
+    let offerID: UInt64
+    var phase: Phase
+    var assets: [ContentID: AssetState] = [:]
+    let handle: ReceiveSessionHandle
+    var pendingAssets: Set<ContentID> = []
+}

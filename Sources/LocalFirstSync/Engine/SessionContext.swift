@@ -1,0 +1,27 @@
+/// What a peer session needs from the `LocalSync` that owns it, handed over
+/// as one value so sessions never reach back into the owner's state.
+struct SessionContext: Sendable {
+    let trust: TrustPolicy
+    let decisionTimeout: Duration
+    let importerProvider: @Sendable () throws(SyncError) -> LibraryImporter
+    let announceTransfer: @Sendable (IncomingTransfer) -> Void
+    let onReceived: @Sendable (ContentID, Peer, UInt64) -> Void
+    let onPull: @Sendable (Peer) async throws(SyncError) -> Void
+    let logger: @Sendable (String) -> Void
+
+    func importer() throws(SyncError) -> LibraryImporter { try importerProvider() }
+    func announce(_ transfer: IncomingTransfer) { announceTransfer(transfer) }
+    func receivedAsset(_ content: ContentID, from peer: Peer, bytes: UInt64) { onReceived(content, peer, bytes) }
+    func pullRequested(by peer: Peer) async throws(SyncError) { try await onPull(peer) }
+    func log(_ line: String) { logger(line) }
+
+    /// Why an offer must be refused before anyone is asked (hostile names), or nil.
+    func rejection(of offer: WireMessage.Offer) -> String? {
+        for asset in offer.assets {
+            for file in asset.files {
+                do { _ = try LibraryPath.validate(file.manifest.path) } catch { return error.description }
+            }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,23 @@
+/// Why a sync operation failed, in words a user can act on.
+public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
+    case connectionFailed(String)
+    /// The peer (or its user) said no, or did not answer in time.
+    case declined(reason: String)
+    case notConnected(DeviceID)
+    case protocolViolation(String)
+    case peerFailed(String)
+    case noLibrary
+    case cancelled
+
+    public var description: String {
+        switch self {
+        case let .connectionFailed(reason): "connection failed: \(reason)"
+        case let .declined(reason): "declined: \(reason)"
+        case let .notConnected(id): "not connected to \(id.shortForm)"
+        case let .protocolViolation(reason): "protocol violation: \(reason)"
+        case let .peerFailed(reason): "peer reported an error: \(reason)"
+        case .noLibrary: "this device has no library to receive into"
+        case .cancelled: "cancelled"
+        }
+    }
+}

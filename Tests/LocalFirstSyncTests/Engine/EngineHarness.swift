@@ -1,0 +1,65 @@
+import Foundation
+@testable import LFSyncFixtures
+@testable import LocalFirstSync
+
+/// Devices for engine tests: each has an identity, a ledger, a library
+/// folder and a `LocalSync`, all on one in-memory network (or real TCP).
+final class TestDevice: @unchecked Sendable {
+    let name: String
+    let identity = DeviceIdentity.generate()
+    let store: SyncStateStore
+    let library: URL
+    let chunkIndex: ChunkIndex
+    let sync: LocalSync
+    var address: PeerAddress!
+
+    init(name: String, root: URL, transport: any Transport, trusting: [DeviceIdentity] = [], autoAcceptOffers: Bool = true,
+         decisionTimeout: Duration = .seconds(30)) throws {
+        self.name = name
+        store = try SyncStateStore.inMemory()
+        library = root.appendingPathComponent(name, isDirectory: true)
+        try FileManager.default.createDirectory(at: library, withIntermediateDirectories: true)
+        chunkIndex = try LibraryIndex.inMemory().chunkIndex
+        let trust = TrustPolicy(trusting.map { TrustPolicy.Entry(deviceID: $0.deviceID, acceptsConnections: true, acceptsOffers: autoAcceptOffers) })
+        sync = LocalSync(
+            identity: identity, store: store,
+            configuration: .init(deviceName: name, library: library, libraryChunkIndex: chunkIndex, trust: trust, decisionTimeout: decisionTimeout),
+            transport: transport)
+    }
+
+    func start(host: String) async throws {
+        address = try await sync.start(listeningOn: PeerAddress(host: host, port: host == "127.0.0.1" ? 0 : 7000), advertise: false)
+    }
+
+    /// Scans this device's library the way `lfsync push` does, with the chunk index kept up to date.
+    func scan() async throws -> [Asset] {
+        try await LibraryScanner(root: library, chunkIndex: chunkIndex).scan().assets
+    }
+
+    func state(of asset: Asset, for other: TestDevice) throws -> SyncState? {
+        try store.state(of: asset.contentID, for: PeerKey(rawValue: other.identity.deviceID.description))
+    }
+}
+
+enum EngineHarness {
+    /// Every regular file under `root` (relative path → bytes), without lfsync's own folder.
+    static func tree(_ root: URL) throws -> [String: Data] {
+        var out: [String: Data] = [:]
+        let base = root.standardizedFileURL.path
+        guard let walker = FileManager.default.enumerator(atPath: base) else { return out }
+        for case let relative as String in walker where !relative.hasPrefix(".lfsync") {
+            let path = base + "/" + relative
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
+                  (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) == nil else { continue }
+            out[relative] = try Data(contentsOf: URL(fileURLWithPath: path))
+        }
+        return out
+    }
+
+    /// A sample library without the symlink (it is skipped by scans, so it would never arrive).
+    static func writeSample(at url: URL, padding: Int = 200_000, seed: UInt64 = 2026) throws {
+        try SampleLibrary.write(at: url, options: .init(photoPadding: padding, seed: seed))
+        try FileManager.default.removeItem(at: url.appendingPathComponent("Documents/outside-link"))
+    }
+}

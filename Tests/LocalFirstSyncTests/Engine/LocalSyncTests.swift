@@ -1,0 +1,228 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import LFSyncFixtures
+@testable import LocalFirstSync
+
+/// The engine over the deterministic in-memory network: consent, multi-peer
+/// broadcast with independent progress, the ledger, resume, hostile offers.
+@Suite(.timeLimit(.minutes(2))) struct LocalSyncTests {
+    /// A sender and `count` receivers that trust it (connections and offers), all started and connected.
+    static func household(_ root: URL, receivers: Int, network: InMemoryNetwork = InMemoryNetwork()) async throws -> (TestDevice, [TestDevice]) {
+        let sender = try TestDevice(name: "laptop", root: root, transport: network.transport(host: "laptop"))
+        var others: [TestDevice] = []
+        for index in 0..<receivers {
+            let device = try TestDevice(name: "device-\(index)", root: root, transport: network.transport(host: "device-\(index)"), trusting: [sender.identity])
+            try await device.start(host: "device-\(index)")
+            try await sender.sync.connect(to: device.address, expecting: device.identity.deviceID)
+            others.append(device)
+        }
+        return (sender, others)
+    }
+
+    @Test func twoPeersByteExactWithLedgerOnBothSides() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let (laptop, receivers) = try await Self.household(root, receivers: 1)
+            let nas = receivers[0]
+            try EngineHarness.writeSample(at: laptop.library)
+            let assets = try await laptop.scan()
+            let transfer = await laptop.sync.send(assets, from: laptop.library)
+            let summaries = await transfer.waitUntilCompleted()
+            #expect(summaries.map(\.state) == [.completed])
+            #expect(summaries.first?.assetsStored == assets.count)
+            #expect(try EngineHarness.tree(nas.library) == EngineHarness.tree(laptop.library))
+            for asset in assets {
+                #expect(try laptop.state(of: asset, for: nas) == .synced)
+                #expect(try nas.state(of: asset, for: laptop) == .synced)
+            }
+            // Staging is left empty once everything has landed.
+            let staging = nas.library.appendingPathComponent(".lfsync/staging")
+            #expect((try? FileManager.default.contentsOfDirectory(atPath: staging.path))?.isEmpty ?? true)
+        }
+    }
+
+    @Test func threePeerBroadcastHasIndependentProgressAndReadsOnce() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let (laptop, receivers) = try await Self.household(root, receivers: 3)
+            try EngineHarness.writeSample(at: laptop.library)
+            let assets = try await laptop.scan()
+            let transfer = await laptop.sync.send(assets, from: laptop.library)
+            var perPeer: [String: [TransferUpdate]] = [:]
+            for await update in transfer { perPeer[update.peer.name, default: []].append(update) }
+            let summaries = await transfer.waitUntilCompleted()
+            #expect(summaries.count == 3)
+            #expect(summaries.allSatisfy { $0.state == .completed })
+            #expect(Set(perPeer.keys) == ["device-0", "device-1", "device-2"])
+            for (_, updates) in perPeer {
+                let done = updates.map(\.progress.bytesDone)
+                #expect(done == done.sorted(), "progress of one peer never goes backwards")
+                #expect(updates.last?.progress.fractionCompleted == 1)
+            }
+            for device in receivers {
+                #expect(try EngineHarness.tree(device.library) == EngineHarness.tree(laptop.library))
+                for asset in assets { #expect(try laptop.state(of: asset, for: device) == .synced) }
+            }
+        }
+    }
+
+    @Test func repeatedAndRenamedPushesMoveAlmostNothing() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let (laptop, receivers) = try await Self.household(root, receivers: 1)
+            try EngineHarness.writeSample(at: laptop.library)
+            let first = await laptop.sync.send(try await laptop.scan(), from: laptop.library).waitUntilCompleted()
+            #expect(first.first?.chunkBytesSent ?? 0 > 1_000_000)
+            let again = await laptop.sync.send(try await laptop.scan(), from: laptop.library).waitUntilCompleted()
+            #expect(again.first?.state == .completed)
+            #expect(again.first?.chunkBytesSent == 0)
+            // Rename every folder on the sender: the receiver copies every chunk from what it already has.
+            try FileManager.default.moveItem(at: laptop.library.appendingPathComponent("DCIM"), to: laptop.library.appendingPathComponent("Phone"))
+            try FileManager.default.moveItem(at: laptop.library.appendingPathComponent("Camera"), to: laptop.library.appendingPathComponent("Nikon"))
+            let renamed = await laptop.sync.send(try await laptop.scan(), from: laptop.library).waitUntilCompleted()
+            #expect(renamed.first?.state == .completed)
+            #expect(renamed.first?.chunkBytesSent == 0)
+            let nas = receivers[0]
+            #expect(FileManager.default.fileExists(atPath: nas.library.appendingPathComponent("Phone/100APPLE/IMG_0001.HEIC").path))
+        }
+    }
+
+    @Test func cutPeerFailsAloneThenResumesWithOnlyMissingChunks() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let network = InMemoryNetwork()
+            let laptop = try TestDevice(name: "laptop", root: root, transport: network.transport(host: "laptop"))
+            var devices: [TestDevice] = []
+            for name in ["good-1", "flaky", "good-2"] {
+                let device = try TestDevice(name: name, root: root, transport: network.transport(host: name), trusting: [laptop.identity])
+                try await device.start(host: name)
+                devices.append(device)
+            }
+            let flaky = devices[1]
+            // The flaky device's link dies after ~3 MB of the ~30 MB it would receive.
+            network.setFaults(.cutAfter(bytes: 3_000_000), for: flaky.address)
+            for device in devices { try await laptop.sync.connect(to: device.address, expecting: device.identity.deviceID) }
+            try EngineHarness.writeSample(at: laptop.library, padding: 1_000_000)
+            let assets = try await laptop.scan()
+            let total = assets.reduce(UInt64(0)) { $0 + $1.totalSize }
+            let summaries = await laptop.sync.send(assets, from: laptop.library).waitUntilCompleted()
+            let byName = Dictionary(uniqueKeysWithValues: summaries.map { ($0.peer.name, $0) })
+            #expect(byName["good-1"]?.state == .completed)
+            #expect(byName["good-2"]?.state == .completed)
+            guard case .failed? = byName["flaky"]?.state else {
+                Issue.record("the cut peer should have failed: \(String(describing: byName["flaky"]))")
+                return
+            }
+            for asset in assets {
+                #expect(try laptop.state(of: asset, for: devices[0]) == .synced)
+                #expect(try laptop.state(of: asset, for: devices[2]) == .synced)
+            }
+            let flakyStates = try assets.map { try laptop.state(of: $0, for: flaky) }
+            #expect(flakyStates.contains(.failed))
+            #expect(try laptop.store.failureReason(of: assets[0].contentID, for: PeerKey(rawValue: flaky.identity.deviceID.description)) != nil)
+
+            // Link restored: the second push sends only what did not arrive, plus at most one chunk per file in flight.
+            network.removeFaults(for: flaky.address)
+            try await laptop.sync.connect(to: flaky.address, expecting: flaky.identity.deviceID)
+            let resumed = await laptop.sync.send(assets, from: laptop.library, to: .peers([Peer(deviceID: flaky.identity.deviceID, name: "flaky")])).waitUntilCompleted()
+            #expect(resumed.first?.state == .completed)
+            let firstAttempt = byName["flaky"]?.chunkBytesSent ?? 0
+            let resent = resumed.first?.chunkBytesSent ?? 0
+            // Whatever the first attempt delivered is not sent again (bounded by one max-size chunk per file of slack).
+            #expect(resent + firstAttempt <= total + UInt64(assets.flatMap(\.files).count) * (1 << 20))
+            #expect(resent < total)
+            #expect(try EngineHarness.tree(flaky.library) == EngineHarness.tree(laptop.library))
+            for asset in assets { #expect(try laptop.state(of: asset, for: flaky) == .synced) }
+        }
+    }
+
+    @Test func declinedAndUnansweredOffersMoveNothing() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let network = InMemoryNetwork()
+            let laptop = try TestDevice(name: "laptop", root: root, transport: network.transport(host: "laptop"))
+            // Trusted to connect, but offers need a person: one who says no, then one who never answers.
+            let desk = try TestDevice(name: "desk", root: root, transport: network.transport(host: "desk"), trusting: [laptop.identity],
+                                      autoAcceptOffers: false, decisionTimeout: .milliseconds(300))
+            try await desk.start(host: "desk")
+            try await laptop.sync.connect(to: desk.address)
+            try EngineHarness.writeSample(at: laptop.library, padding: 10_000)
+            let assets = try await laptop.scan()
+            let answering = Task {
+                for await offer in desk.sync.incomingTransfers() {
+                    #expect(offer.items.count == assets.count)
+                    #expect(offer.from.deviceID == laptop.identity.deviceID)
+                    offer.decline()
+                    return
+                }
+            }
+            let declined = await laptop.sync.send(assets, from: laptop.library).waitUntilCompleted()
+            await answering.value
+            guard case .declined? = declined.first?.state else {
+                Issue.record("expected declined, got \(String(describing: declined.first?.state))")
+                return
+            }
+            let unanswered = await laptop.sync.send(assets, from: laptop.library).waitUntilCompleted()
+            guard case .declined? = unanswered.first?.state else {
+                Issue.record("an unanswered offer should time out as declined, got \(String(describing: unanswered.first?.state))")
+                return
+            }
+            #expect(try EngineHarness.tree(desk.library).isEmpty)
+            #expect(try laptop.state(of: assets[0], for: desk) == .failed)
+        }
+    }
+
+    @Test func untrustedConnectionNeedsConsent() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let network = InMemoryNetwork()
+            let stranger = try TestDevice(name: "stranger", root: root, transport: network.transport(host: "stranger"))
+            let home = try TestDevice(name: "home", root: root, transport: network.transport(host: "home"), decisionTimeout: .milliseconds(300))
+            try await home.start(host: "home")
+            // Nobody answers: declined after the timeout.
+            await #expect(throws: SyncError.self) { try await stranger.sync.connect(to: home.address) }
+            // Someone says yes.
+            let answering = Task {
+                for await request in home.sync.connectionRequests() {
+                    if request.peer.deviceID == stranger.identity.deviceID, request.isPending {
+                        request.accept()
+                        return
+                    }
+                }
+            }
+            let peer = try await stranger.sync.connect(to: home.address, expecting: home.identity.deviceID)
+            await answering.value
+            #expect(peer.deviceID == home.identity.deviceID)
+            #expect(await home.sync.connectedPeers.map(\.deviceID) == [stranger.identity.deviceID])
+        }
+    }
+
+    @Test func sourceChangedWhileSendingFailsThatAssetOnly() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let (laptop, receivers) = try await Self.household(root, receivers: 1)
+            try EngineHarness.writeSample(at: laptop.library, padding: 10_000)
+            let assets = try await laptop.scan()
+            // Edit one file after the scan: its manifest no longer describes it.
+            let victim = try #require(assets.first { $0.files.contains { $0.manifest.path == "Videos/birthday.mp4" } })
+            let path = laptop.library.appendingPathComponent("Videos/birthday.mp4")
+            var bytes = try Data(contentsOf: path)
+            bytes[bytes.count / 2] ^= 0xFF
+            try bytes.write(to: path)
+            let summary = try #require(await laptop.sync.send(assets, from: laptop.library).waitUntilCompleted().first)
+            #expect(summary.assetsStored == assets.count - 1)
+            #expect(summary.failures[victim.contentID]?.contains("changed while being sent") == true)
+            #expect(try laptop.state(of: victim, for: receivers[0]) == .failed)
+            #expect(!FileManager.default.fileExists(atPath: receivers[0].library.appendingPathComponent("Videos/birthday.mp4").path))
+        }
+    }
+
+    @Test func conflictingFileIsStoredBesideNeverOverwritten() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let (laptop, receivers) = try await Self.household(root, receivers: 1)
+            let nas = receivers[0]
+            try TestSupport.write(Array("the laptop's notes\n".utf8), to: laptop.library.appendingPathComponent("notes.txt"))
+            try TestSupport.write(Array("the NAS's own notes\n".utf8), to: nas.library.appendingPathComponent("notes.txt"))
+            let summary = try #require(await laptop.sync.send(try await laptop.scan(), from: laptop.library).waitUntilCompleted().first)
+            #expect(summary.state == .completed)
+            let tree = try EngineHarness.tree(nas.library)
+            #expect(tree["notes.txt"] == Data("the NAS's own notes\n".utf8))
+            #expect(tree.count == 2)
+            #expect(tree.first { $0.key.hasPrefix("notes (conflict ") }?.value == Data("the laptop's notes\n".utf8))
+        }
+    }
+}
