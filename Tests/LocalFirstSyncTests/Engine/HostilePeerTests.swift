@@ -1,0 +1,162 @@
+import Foundation
+import Testing
+@testable import LFSyncFixtures
+@testable import LocalFirstSync
+
+/// A peer speaking the real protocol with malicious content: it gets a typed
+/// refusal, nothing is written outside the library, and the receiver keeps serving.
+@Suite(.timeLimit(.minutes(2))) struct HostilePeerTests {
+    /// A raw client that did the handshake and Hello exchange itself, so it can send anything.
+    struct RawPeer {
+        let channel: SecureChannel
+
+        static func connect(to device: TestDevice, network: InMemoryNetwork, identity: DeviceIdentity) async throws -> RawPeer {
+            let connection = try await network.transport(host: "mallory").connect(to: device.address, timeout: .seconds(5))
+            let channel = try await SecureChannel.initiate(over: connection, identity: identity, expectedPeer: device.identity.deviceID)
+            try await channel.send(.hello(.init(protocolVersion: 1, deviceName: "mallory", softwareVersion: "0", capabilities: [])))
+            guard case .hello? = try await channel.receive(), case let .connectionDecision(decision)? = try await channel.receive(), decision.accepted else {
+                throw SyncError.declined(reason: "not accepted")
+            }
+            return RawPeer(channel: channel)
+        }
+
+        /// Reads until the reply to `offerID` (or the end of the connection).
+        func reply(to offerID: UInt64) async throws -> WireMessage.OfferReply? {
+            while let message = try await channel.receive() {
+                if case let .offerReply(reply) = message, reply.offerID == offerID { return reply }
+            }
+            return nil
+        }
+    }
+
+    static func asset(path: String, bytes: [UInt8]) -> Asset {
+        var hasher = ChunkingHasher()
+        bytes.withUnsafeBytes { hasher.update($0) }
+        let (fileHash, chunks) = hasher.finish()
+        return Asset(files: [.init(role: .primary, manifest: FileManifest(
+            path: path, size: UInt64(bytes.count), modificationTimeNs: 0, fileHash: fileHash, chunks: chunks))])
+    }
+
+    static func setUp(_ root: URL) async throws -> (InMemoryNetwork, TestDevice, DeviceIdentity) {
+        let network = InMemoryNetwork()
+        let mallory = DeviceIdentity.generate()
+        let nas = try TestDevice(name: "nas", root: root, transport: network.transport(host: "nas"), trusting: [mallory])
+        try await nas.start(host: "nas")
+        return (network, nas, mallory)
+    }
+
+    @Test(arguments: ["../escaped.txt", "/tmp/absolute.txt", "a/../../escaped.txt", "ok/\u{1b}[31mred.txt", ".lfsync/staging/x", "a//b.txt"])
+    func hostileNamesAreRefused(path: String) async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let (network, nas, mallory) = try await Self.setUp(root)
+            let raw = try await RawPeer.connect(to: nas, network: network, identity: mallory)
+            // The codec refuses some of these names outright; either way nothing may land.
+            let asset = Self.asset(path: path, bytes: Array("payload".utf8))
+            do {
+                try await raw.channel.send(.offer(.init(offerID: 1, assets: [asset])))
+            } catch {
+                return
+            }
+            let reply = try await raw.reply(to: 1)
+            #expect(reply?.accepted != true, "offer with \(path.debugDescription) must be refused")
+            #expect(!FileManager.default.fileExists(atPath: root.appendingPathComponent("escaped.txt").path))
+            #expect(try EngineHarness.tree(nas.library).isEmpty)
+        }
+    }
+
+    @Test func chunkBeforeAcceptanceClosesTheConnection() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let (network, nas, mallory) = try await Self.setUp(root)
+            let raw = try await RawPeer.connect(to: nas, network: network, identity: mallory)
+            let bytes = Array("pushed without consent".utf8)
+            let asset = Self.asset(path: "sneaky.txt", bytes: bytes)
+            try await raw.channel.send([
+                .chunk(.init(offerID: 9, contentID: asset.contentID, fileIndex: 0, chunkIndex: 0, payload: .raw(bytes))),
+            ])
+            // The receiver answers with an Error and hangs up.
+            var sawError = false
+            while let message = try? await raw.channel.receive() {
+                if case .error = message { sawError = true }
+            }
+            #expect(sawError)
+            #expect(try EngineHarness.tree(nas.library).isEmpty)
+        }
+    }
+
+    @Test func chunkNotMatchingItsHashIsRejected() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let (network, nas, mallory) = try await Self.setUp(root)
+            let raw = try await RawPeer.connect(to: nas, network: network, identity: mallory)
+            let bytes = Array("the real bytes".utf8)
+            let asset = Self.asset(path: "photo.jpg", bytes: bytes)
+            try await raw.channel.send(.offer(.init(offerID: 2, assets: [asset])))
+            #expect(try await raw.reply(to: 2)?.accepted == true)
+            try await raw.channel.send(.chunk(.init(offerID: 2, contentID: asset.contentID, fileIndex: 0, chunkIndex: 0,
+                                                    payload: .raw(Array("fake bytes!!!!".utf8)))))
+            var sawError = false
+            while let message = try? await raw.channel.receive() {
+                if case .error = message { sawError = true }
+            }
+            #expect(sawError)
+            #expect(!FileManager.default.fileExists(atPath: nas.library.appendingPathComponent("photo.jpg").path))
+        }
+    }
+
+    @Test func symlinkedFolderInsideTheLibraryIsNotFollowed() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let (network, nas, mallory) = try await Self.setUp(root)
+            let outside = root.appendingPathComponent("outside")
+            try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(atPath: nas.library.appendingPathComponent("Photos").path, withDestinationPath: outside.path)
+            let raw = try await RawPeer.connect(to: nas, network: network, identity: mallory)
+            let bytes = Array("should never leave the library".utf8)
+            let asset = Self.asset(path: "Photos/evil.jpg", bytes: bytes)
+            try await raw.channel.send(.offer(.init(offerID: 3, assets: [asset])))
+            let reply = try await raw.reply(to: 3)
+            if reply?.accepted == true {
+                try await raw.channel.send(.chunk(.init(offerID: 3, contentID: asset.contentID, fileIndex: 0, chunkIndex: 0, payload: .raw(bytes))))
+                // The receipt says it failed; nothing appears outside.
+                var outcome: WireMessage.Receipt.Outcome?
+                while outcome == nil, let message = try await raw.channel.receive() {
+                    if case let .receipt(receipt) = message { outcome = receipt.outcome }
+                }
+                guard case .failed? = outcome else {
+                    Issue.record("expected a failed receipt, got \(String(describing: outcome))")
+                    return
+                }
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path).isEmpty)
+        }
+    }
+
+    @Test func receiverKeepsServingOthersAfterAHostilePeer() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let (network, nas, mallory) = try await Self.setUp(root)
+            let raw = try await RawPeer.connect(to: nas, network: network, identity: mallory)
+            try await raw.channel.send(.chunk(.init(offerID: 1, contentID: ContentID(hash: Blake2b.hash([])), fileIndex: 0, chunkIndex: 0, payload: .raw([1]))))
+            while (try? await raw.channel.receive()) != nil {}
+            // A well-behaved device still gets through.
+            let laptop = try TestDevice(name: "laptop", root: root, transport: network.transport(host: "laptop"))
+            try TestSupport.write(Array("hello".utf8), to: laptop.library.appendingPathComponent("a.txt"))
+            // nas trusts mallory only, so a stranger needs consent: answer yes.
+            let answering = Task {
+                for await request in nas.sync.connectionRequests() where request.isPending {
+                    request.accept()
+                    return
+                }
+            }
+            let accepting = Task {
+                for await offer in nas.sync.incomingTransfers() where offer.isPending {
+                    offer.accept()
+                    return
+                }
+            }
+            try await laptop.sync.connect(to: nas.address, expecting: nas.identity.deviceID)
+            await answering.value
+            let summary = await laptop.sync.send(try await laptop.scan(), from: laptop.library).waitUntilCompleted()
+            await accepting.value
+            #expect(summary.first?.state == .completed)
+            #expect(try EngineHarness.tree(nas.library)["a.txt"] == Data("hello".utf8))
+        }
+    }
+}
