@@ -10,7 +10,7 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEBUG_BIN    := .build/debug
 RELEASE_BIN  := .build/release
 
-.PHONY: all deps lab-deps build release test unit-test demo bench-content bench-channel clean
+.PHONY: all deps lab-deps build release test unit-test demo bench-content bench-channel bench-broadcast clean
 
 all: build
 
@@ -69,6 +69,10 @@ bench-content: release
 # Encrypted channel over loopback TCP (1 GiB) against single-core ChaCha20-Poly1305 (release build).
 bench-channel: release
 	$(RELEASE_BIN)/lfsync-bench channel
+
+# The engine's acceptance run: 300 MiB broadcast to three peers over loopback TCP (release build).
+bench-broadcast: release
+	$(RELEASE_BIN)/lfsync-bench broadcast
 
 clean:
 	rm -rf .build demo-out bench-out

@@ -15,6 +15,7 @@ struct Bench {
         guard let mode = arguments.first else {
             print("usage: lfsync-bench content [--size-mib N] [--files N] [--reps N] [--work DIR]")
             print("       lfsync-bench channel [--size-mib N] [--reps N]")
+            print("       lfsync-bench broadcast [--size-mib N] [--work DIR]")
             print("       lfsync-bench sample-library DIR [--padding BYTES] [--seed N]")
             exit(64)
         }
@@ -41,6 +42,11 @@ struct Bench {
             try await ChannelBenchmark(
                 totalMiB: Int(options["size-mib"] ?? "") ?? 1024,
                 repetitions: Int(options["reps"] ?? "") ?? 3
+            ).run()
+        case "broadcast":
+            try await BroadcastBenchmark(
+                corpusMiB: Int(options["size-mib"] ?? "") ?? 300,
+                workDirectory: URL(fileURLWithPath: options["work"] ?? "bench-out", isDirectory: true)
             ).run()
         case "sample-library":
             guard let directory = positional else {
