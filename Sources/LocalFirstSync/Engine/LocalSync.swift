@@ -180,7 +180,10 @@ public actor LocalSync {
         do {
             guard case let .hello(theirs)? = try await channel.receive() else { throw SyncError.protocolViolation("expected Hello") }
             try await channel.send(.hello(hello()))
-            try Self.checkVersion(theirs)
+            do { try Self.checkVersion(theirs) } catch {
+                try? await channel.send(.error(.init(code: .unsupportedProtocolVersion, message: WireText.fitted(error.description, maxBytes: 1000))))
+                throw error
+            }
             let peer = Peer(deviceID: channel.remoteDeviceID, name: theirs.deviceName, address: connection.remoteAddress)
             let accepted: Bool
             if configuration.trust.acceptsConnection(from: peer.deviceID) {

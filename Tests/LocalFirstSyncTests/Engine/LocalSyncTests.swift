@@ -114,6 +114,11 @@ import Testing
                 #expect(try laptop.state(of: asset, for: devices[0]) == .synced)
                 #expect(try laptop.state(of: asset, for: devices[2]) == .synced)
             }
+            // An asset lands whole or not at all: never half a Live Photo.
+            for asset in assets {
+                let landed = asset.files.map { FileManager.default.fileExists(atPath: flaky.library.appendingPathComponent($0.manifest.path).path) }
+                #expect(Set(landed).count == 1, "\(asset.files.map(\.manifest.path)) landed partially: \(landed)")
+            }
             let flakyStates = try assets.map { try laptop.state(of: $0, for: flaky) }
             #expect(flakyStates.contains(.failed))
             #expect(try laptop.store.failureReason(of: assets[0].contentID, for: PeerKey(rawValue: flaky.identity.deviceID.description)) != nil)
@@ -208,6 +213,53 @@ import Testing
             #expect(summary.failures[victim.contentID]?.contains("changed while being sent") == true)
             #expect(try laptop.state(of: victim, for: receivers[0]) == .failed)
             #expect(!FileManager.default.fileExists(atPath: receivers[0].library.appendingPathComponent("Videos/birthday.mp4").path))
+        }
+    }
+
+    @Test func trustedPeerCanPullWhatItLacks() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let network = InMemoryNetwork()
+            let nas = try TestDevice(name: "nas", root: root, transport: network.transport(host: "nas"))
+            let laptop = try TestDevice(name: "laptop", root: root, transport: network.transport(host: "laptop"), trusting: [nas.identity])
+            try await laptop.start(host: "laptop")
+            try EngineHarness.writeSample(at: laptop.library, padding: 5_000)
+            let library = laptop.library
+            await laptop.sync.servePulls(from: library) { _ in
+                (try? await LibraryScanner(root: library).scan().assets) ?? []
+            }
+            // The NAS connects and asks; the laptop trusts it, so the offer comes back and lands.
+            let accepting = Task {
+                for await offer in nas.sync.incomingTransfers() where offer.isPending {
+                    let session = offer.accept()
+                    return await session.files()
+                }
+                return [:]
+            }
+            let laptopPeer = try await nas.sync.connect(to: laptop.address, expecting: laptop.identity.deviceID)
+            try await nas.sync.pull(from: laptopPeer)
+            let outcomes = await accepting.value
+            #expect(!outcomes.isEmpty)
+            #expect(outcomes.values.allSatisfy { if case .stored = $0 { true } else { false } })
+            #expect(try EngineHarness.tree(nas.library) == EngineHarness.tree(laptop.library))
+        }
+    }
+
+    @Test func untrustedPeerCannotPull() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let network = InMemoryNetwork()
+            let stranger = try TestDevice(name: "stranger", root: root, transport: network.transport(host: "stranger"))
+            // Connections from the stranger are accepted, but it is not trusted with offers or pulls.
+            let laptop = try TestDevice(name: "laptop", root: root, transport: network.transport(host: "laptop"), trusting: [stranger.identity], autoAcceptOffers: false)
+            try await laptop.start(host: "laptop")
+            try EngineHarness.writeSample(at: laptop.library, padding: 5_000)
+            let library = laptop.library
+            await laptop.sync.servePulls(from: library) { _ in (try? await LibraryScanner(root: library).scan().assets) ?? [] }
+            let peer = try await stranger.sync.connect(to: laptop.address)
+            try await stranger.sync.pull(from: peer)
+            // The laptop refuses with an Error and drops the connection; nothing is offered.
+            for _ in 0..<200 where await !stranger.sync.connectedPeers.isEmpty { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(await stranger.sync.connectedPeers.isEmpty)
+            #expect(try EngineHarness.tree(stranger.library).isEmpty)
         }
     }
 
