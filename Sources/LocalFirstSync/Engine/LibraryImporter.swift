@@ -31,9 +31,15 @@ public final class LibraryImporter: Sendable {
         var plan = ReceivePlan()
         var neededBytes: UInt64 = 0
         for asset in assets {
-            var files: [IncomingFile] = []
+            var files: [IncomingFile?] = []
             var missing: [Int: Set<Int>] = [:]
             for (fileIndex, file) in asset.files.enumerated() {
+                // The common repeat-push case: the very file is already in place. No staging, no copy.
+                if isInPlace(file.manifest) {
+                    files.append(nil)
+                    missing[fileIndex] = []
+                    continue
+                }
                 let incoming = try IncomingFile.open(in: staging, manifest: file.manifest)
                 let present = try incoming.verifiedChunks()
                 var stillMissing = Set<Int>()
@@ -55,6 +61,22 @@ public final class LibraryImporter: Sendable {
         return plan
     }
 
+    /// True when the library already holds exactly this file at its path: the chunk
+    /// index recorded every one of its chunks there, and the file has not changed since.
+    private func isInPlace(_ manifest: FileManifest) -> Bool {
+        guard let chunkIndex, let path = try? LibraryPath.validate(manifest.path),
+              let status = try? FileStatus.of(path: directory.rootPath + "/" + path.string),
+              status.kind == .regular, status.size == manifest.size else { return false }
+        let stamp = FileStamp(status)
+        var offset: UInt64 = 0
+        for chunk in manifest.chunks {
+            guard let locations = try? chunkIndex.locations(of: chunk.hash, limit: 64),
+                  locations.contains(where: { $0.path == path.string && $0.offset == offset && $0.stamp == stamp }) else { return false }
+            offset += UInt64(chunk.length)
+        }
+        return true
+    }
+
     private func copyLocally(_ chunk: ChunkRef, index: Int, into file: IncomingFile) throws(ReceiveError) -> Bool {
         guard let chunkIndex, let locations = try? chunkIndex.locations(of: chunk.hash) else { return false }
         for location in locations where location.length == chunk.length {
@@ -64,15 +86,22 @@ public final class LibraryImporter: Sendable {
     }
 
     /// Verifies every file of `asset` and lands them together.
-    func install(_ asset: Asset, files: [IncomingFile]) throws(ReceiveError) -> [InstalledFile] {
+    func install(_ asset: Asset, files: [IncomingFile?]) throws(ReceiveError) -> [InstalledFile] {
         var staged: [(StagedFile, LibraryPath)] = []
+        var results: [InstalledFile?] = []
         for (file, incoming) in zip(asset.files, files) {
             let path = try Self.validated(file.manifest.path)
-            staged.append((try incoming.finish(), path))
+            if let incoming {
+                staged.append((try incoming.finish(), path))
+                results.append(nil)
+            } else {
+                results.append(.alreadyPresent(path))
+            }
         }
-        let installed = try installer.install(staged)
-        recordInIndex(asset, installed)
-        return installed
+        var installed = try installer.install(staged).makeIterator()
+        let all = results.compactMap { $0 ?? installed.next() }
+        recordInIndex(asset, all)
+        return all
     }
 
     /// Newly landed files become local chunk sources for the next transfer (a rename, a resend).
@@ -99,7 +128,8 @@ public final class LibraryImporter: Sendable {
 struct ReceivePlan {
     struct Item {
         var asset: Asset
-        var files: [IncomingFile]
+        /// nil where the file is already in place at its path.
+        var files: [IncomingFile?]
         /// Per file index, the chunk indices the peer must send.
         var missing: [Int: Set<Int>]
     }

@@ -191,8 +191,9 @@ actor PeerSession {
             $0.bytesTotal = neededBytes
             $0.assetsTotal = offer.assets.count
         }
-        receiving[offer.offerID] = state
+        receiving[offer.offerID] = state.pendingAssets.isEmpty ? nil : state
         await sendOrClose([.offerReply(.init(offerID: offer.offerID, accepted: true, needed: needed))])
+        if state.pendingAssets.isEmpty { state.handle.finish() }
         // Assets we already had entirely land (or are confirmed) at once.
         for item in plan.assets where item.missing.values.allSatisfy(\.isEmpty) {
             await complete(offerID: offer.offerID, contentID: item.asset.contentID)
@@ -214,8 +215,9 @@ actor PeerSession {
         }
         let bytes: [UInt8]
         do { bytes = try chunk.payload.decoded(using: decompressor) } catch { throw .protocolViolation("chunk \(chunkIndex): \(error)") }
-        do {
-            try asset.files[fileIndex].write(chunkAt: chunkIndex, bytes: bytes)
+        do throws(ReceiveError) {
+            guard let file = asset.files[fileIndex] else { throw .chunkIndexOutOfRange(index: chunkIndex, chunkCount: 0) }
+            try file.write(chunkAt: chunkIndex, bytes: bytes)
         } catch {
             if case .chunkHashMismatch = error { throw .protocolViolation("chunk \(chunkIndex) of \(asset.asset.files[fileIndex].manifest.path) does not match its hash") }
             // Local trouble (disk full...): this asset fails, the connection survives.

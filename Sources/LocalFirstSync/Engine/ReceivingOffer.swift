@@ -5,7 +5,8 @@ struct ReceivingOffer {
 
     struct AssetState {
         var asset: Asset
-        var files: [IncomingFile]
+        /// nil where the file is already in place.
+        var files: [IncomingFile?]
         /// Chunks still expected from the peer, per file index.
         var missing: [Int: Set<Int>]
         var remainingCount: Int { missing.values.reduce(0) { $0 + $1.count } }

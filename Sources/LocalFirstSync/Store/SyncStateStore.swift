@@ -147,6 +147,20 @@ public final class SyncStateStore: Sendable {
 
     /// How many contents are in each state with `peer`; every state is present
     /// (0 when none). Rows with unknown state text are not counted.
+    /// Per state: how many assets and how many bytes (as recorded) for `peer`; every state present.
+    public func totals(for peer: PeerKey) throws(SQLiteError) -> [SyncState: (count: Int, bytes: UInt64)] {
+        try database.withDatabase { db throws(SQLiteError) in
+            var totals = Dictionary(uniqueKeysWithValues: SyncState.allCases.map { ($0, (count: 0, bytes: UInt64(0))) })
+            try db.cachedStatement("SELECT state, count(*), coalesce(sum(max(bytes, 0)), 0) FROM sync_state WHERE peer = ? GROUP BY state")
+                .forEachRow([.text(peer.rawValue)]) { row in
+                    guard let state = row.text(at: 0).flatMap(SyncState.init(rawValue:)), let current = totals[state] else { return }
+                    totals[state] = (current.count + Int(truncatingIfNeeded: row.int64(at: 1)),
+                                     current.bytes + UInt64(clamping: row.int64(at: 2)))
+                }
+            return totals
+        }
+    }
+
     public func counts(for peer: PeerKey) throws(SQLiteError) -> [SyncState: Int] {
         try database.withDatabase { db throws(SQLiteError) in
             var counts = Dictionary(uniqueKeysWithValues: SyncState.allCases.map { ($0, 0) })

@@ -35,4 +35,8 @@ enum CompletionKind: Sendable, Equatable {
     case file
     case directory
     case choices([String])
+    /// A known peer name (completion scripts ask `lfsync __complete peers`).
+    case peer
+    /// A command name.
+    case command
 }
