@@ -25,6 +25,11 @@ struct Console: Sendable {
         Self.writeError(text + "\n")
     }
 
+    /// Errors are printed even with -q.
+    func error(_ text: String) {
+        Self.writeError(text + "\n")
+    }
+
     func detail(_ text: String) {
         guard verbosity == .verbose else { return }
         Self.writeError(text + "\n")

@@ -9,8 +9,13 @@ struct LFSyncMain {
         let model = LFSyncCommands.model
         let parser = ArgumentParser(model: model)
         let exitCode: ExitCode
+        let argv = Array(CommandLine.arguments.dropFirst())
+        // Hidden helpers for completion scripts and doc generation; not part of the public model.
+        if argv.first == "__complete" {
+            exit(HiddenCommands.complete(Array(argv.dropFirst())).rawValue)
+        }
         do {
-            switch try parser.parse(Array(CommandLine.arguments.dropFirst())) {
+            switch try parser.parse(argv) {
             case let .help(command):
                 print(command.map { HelpFormatter(model: model).help(for: $0) } ?? HelpFormatter(model: model).overview())
                 exitCode = .success
@@ -37,6 +42,16 @@ struct LFSyncMain {
     static func run(_ command: CommandSpec, _ arguments: ParsedArguments, model: CommandModel) async throws -> ExitCode {
         let console = Console(arguments: arguments)
         switch command.name {
+        case "init": return try InitCommand(arguments: arguments, console: console).run()
+        case "id": return try IDCommand(arguments: arguments, console: console).run()
+        case "peers": return try await PeersCommand(arguments: arguments, console: console).run()
+        case "trust": return try TrustCommand(arguments: arguments, console: console).run()
+        case "untrust": return try UntrustCommand(arguments: arguments, console: console).run()
+        case "serve": return try await ServeCommand(arguments: arguments, console: console).run()
+        case "push": return try await PushCommand(arguments: arguments, console: console).run()
+        case "pull": return try await PullCommand(arguments: arguments, console: console).run()
+        case "status": return try await StatusCommand(arguments: arguments, console: console).run()
+        case "verify": return try await VerifyCommand(arguments: arguments, console: console).run()
         case "scan":
             return try await ScanCommand(arguments: arguments, console: console).run()
         case "help":

@@ -17,6 +17,11 @@ struct StateHome {
         }
     }
 
+    var identityURL: URL { url.appendingPathComponent("identity.key") }
+    var configURL: URL { url.appendingPathComponent("config.json") }
+    var ledgerURL: URL { url.appendingPathComponent("ledger.sqlite") }
+    var lockURL: URL { url.appendingPathComponent("lock") }
+
     /// Per-library index (scan cache + chunk index), keyed by the library's real path
     /// so that scanning a folder never writes into it.
     func libraryIndex(for library: URL) -> URL {
@@ -28,5 +33,30 @@ struct StateHome {
     func createIfNeeded() throws {
         try FileManager.default.createDirectory(at: url.appendingPathComponent("libraries"), withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
+    }
+
+    var isInitialized: Bool { FileManager.default.fileExists(atPath: identityURL.path) }
+
+    /// The identity, or a clear "run lfsync init" failure.
+    func identity() throws -> DeviceIdentity {
+        guard isInitialized else {
+            throw CommandFailure(message: "no identity in \(url.path): run 'lfsync init' first", exitCode: .usage)
+        }
+        do { return try DeviceIdentity.load(from: identityURL) } catch {
+            throw CommandFailure(message: "cannot load the identity: \(error)", exitCode: .dataError)
+        }
+    }
+
+    func ledger() throws -> SyncStateStore {
+        do { return try SyncStateStore.onDisk(ledgerURL) } catch {
+            throw CommandFailure(message: "cannot open the ledger \(ledgerURL.path): \(error)", exitCode: .dataError)
+        }
+    }
+
+    func index(for library: URL) throws -> LibraryIndex {
+        try createIfNeeded()
+        do { return try LibraryIndex.open(at: libraryIndex(for: library)) } catch {
+            throw CommandFailure(message: "cannot open the scan cache: \(error)", exitCode: .dataError)
+        }
     }
 }

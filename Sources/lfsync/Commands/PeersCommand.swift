@@ -1,0 +1,76 @@
+import Foundation
+import LocalFirstSync
+
+/// `lfsync peers [--timeout S] [--json]`: devices nearby (DNS-SD) and trusted ones.
+struct PeersCommand {
+    let arguments: ParsedArguments
+    let console: Console
+    let home = StateHome()
+
+    struct Row: Encodable {
+        var name: String
+        var deviceID: String?
+        var address: String?
+        var trusted: Bool
+        var seen: Bool
+    }
+
+    func run() async throws -> ExitCode {
+        let identity = try home.identity()
+        let config = try DeviceConfig.load(from: home.configURL)
+        let seconds = Double(arguments.value("timeout") ?? "3") ?? -1
+        guard seconds > 0, seconds <= 600 else { throw UsageError(message: "--timeout takes 0–600 seconds", hint: nil) }
+        let discovery = DNSSDDiscovery(configuration: .init(localDeviceID: identity.deviceID.description))
+        var found: [String: DiscoveredPeer] = [:]
+        var unavailable: String?
+        let events = discovery.events()
+        let collected = await withTaskGroup(of: ([String: DiscoveredPeer], String?)?.self) { group in
+            group.addTask {
+                var seen: [String: DiscoveredPeer] = [:]
+                for await event in events {
+                    switch event {
+                    case let .found(peer): seen[peer.instanceName] = peer
+                    case let .lost(name): seen[name] = nil
+                    case let .unavailable(reason): return (seen, reason)
+                    }
+                }
+                return (seen, nil)
+            }
+            group.addTask {
+                try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+                return nil
+            }
+            // Collect until the timer fires; the browse task reports what it saw when cancelled.
+            var result: ([String: DiscoveredPeer], String?) = ([:], nil)
+            if let first = await group.next(), let value = first {
+                result = value
+            }
+            group.cancelAll()
+            for await value in group { if let value { result = value } }
+            return result
+        }
+        found = collected.0
+        unavailable = collected.1
+        var rows: [Row] = []
+        for peer in found.values.sorted(by: { $0.instanceName < $1.instanceName }) {
+            let id = peer.deviceID.flatMap { try? DeviceID(parsing: $0) }
+            let address = PeerAddress(host: peer.addresses.first ?? peer.host, port: peer.port).description
+            rows.append(Row(name: peer.instanceName, deviceID: id?.description, address: address,
+                            trusted: id.map { config.trusted($0) != nil } ?? false, seen: true))
+        }
+        for trusted in config.peers where !rows.contains(where: { $0.deviceID == trusted.deviceID }) {
+            rows.append(Row(name: trusted.name, deviceID: trusted.deviceID, address: trusted.address, trusted: true, seen: false))
+        }
+        if let unavailable { console.note("discovery unavailable: \(unavailable)") }
+        if arguments.flag("json") {
+            console.result(try JSONOutput.render(rows))
+        } else {
+            for row in rows {
+                let flags = [row.trusted ? "trusted" : nil, row.seen ? nil : "not seen"].compactMap { $0 }.joined(separator: ", ")
+                console.result("\(row.name.padding(toLength: 16, withPad: " ", startingAt: 0)) \(row.deviceID ?? "(no ID advertised)")  \(row.address ?? "-")\(flags.isEmpty ? "" : "  (\(flags))")")
+            }
+            if rows.isEmpty { console.note("no devices found") }
+        }
+        return .success
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import LocalFirstSync
+
+/// `lfsync pull --from PEER --library DIR`: ask a peer that trusts us to
+/// offer what we lack, and receive it.
+struct PullCommand {
+    let arguments: ParsedArguments
+    let console: Console
+    let home = StateHome()
+
+    func run() async throws -> ExitCode {
+        guard let from = arguments.value("from"), let libraryPath = arguments.value("library") else {
+            throw UsageError(message: "pull needs --from PEER and --library DIR", hint: "Run 'lfsync pull --help' for usage.")
+        }
+        let library = URL(fileURLWithPath: libraryPath, isDirectory: true).standardizedFileURL
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: library.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw CommandFailure(message: "'\(libraryPath)' is not a directory", exitCode: .usage)
+        }
+        let identity = try home.identity()
+        let config = try DeviceConfig.load(from: home.configURL)
+        let lock = arguments.flag("batch") ? try ProcessLock(at: home.lockURL) : nil
+        defer { withExtendedLifetime(lock) {} }
+        let target = try PeerResolver(config: config, localDeviceID: identity.deviceID).resolve(from)
+        guard let id = target.deviceID, target.trusted != nil else {
+            throw UsageError(message: "pull needs a trusted peer ('\(from)' is not one)", hint: "'lfsync trust DEVICE-ID --address HOST:PORT' first.")
+        }
+        let index = try home.index(for: library)
+        _ = try await LibraryScanner(root: library, cache: index.scanCache, chunkIndex: index.chunkIndex).scan()
+        // We asked for this data, so this process accepts the peer's answer without a question.
+        var trust = config.trustPolicy
+        trust.entries[id] = .init(deviceID: id, acceptsConnections: true, acceptsOffers: true)
+        let sync = LocalSync(
+            identity: identity, store: try home.ledger(),
+            configuration: .init(deviceName: config.name, library: library, libraryChunkIndex: index.chunkIndex, trust: trust),
+            transport: TCPTransport())
+        var address = target.address
+        if address == nil { address = await PeerResolver.discover(id, timeout: .seconds(5), localDeviceID: identity.deviceID) }
+        guard let address else { throw CommandFailure(message: "\(target.label): no address known and not found on the local network", exitCode: .peerUnavailable) }
+        let peer: Peer
+        do { peer = try await sync.connect(to: address, expecting: id) } catch {
+            if case let .declined(reason) = error { throw CommandFailure(message: "\(target.label): \(reason)", exitCode: .declined) }
+            throw CommandFailure(message: "\(target.label): unreachable: \(error)", exitCode: .peerUnavailable)
+        }
+        let offers = sync.incomingTransfers()
+        try await sync.pull(from: peer)
+        // The peer answers with one offer (empty when we lack nothing), or drops us if it does not trust us.
+        let outcome: [ContentID: ReceiveSessionHandle.Outcome]? = await withTaskGroup(of: [ContentID: ReceiveSessionHandle.Outcome]?.self) { group in
+            group.addTask {
+                for await offer in offers where offer.from.deviceID == id {
+                    return await offer.accept().files()
+                }
+                return nil
+            }
+            group.addTask {
+                while await !sync.connectedPeers.isEmpty { try? await Task.sleep(for: .milliseconds(200)) }
+                try? await Task.sleep(for: .milliseconds(500))
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        await sync.stop()
+        guard let outcome else {
+            throw CommandFailure(message: "\(peer) refused the pull (it must trust this device with --auto-accept)", exitCode: .declined)
+        }
+        let failed = outcome.filter { if case .failed = $0.value { true } else { false } }
+        console.note("from \(peer): \(outcome.count - failed.count) assets received, \(failed.count) failed")
+        for (id, result) in failed.prefix(5) {
+            if case let .failed(reason) = result { console.error("  \(id.hash.shortHex): \(reason)") }
+        }
+        return failed.isEmpty ? .success : .partial
+    }
+}

@@ -1,0 +1,174 @@
+import Foundation
+import LocalFirstSync
+
+/// `lfsync push PATH... --to PEER[,PEER...] | --all [--batch] [--dry-run]`.
+///
+/// Exit codes (the cron contract): 0 every target confirmed every asset;
+/// 1 some assets failed; 69 a peer was unreachable; 75 the lock is held;
+/// 77 a peer declined.
+struct PushCommand {
+    let arguments: ParsedArguments
+    let console: Console
+    let home = StateHome()
+
+    struct PeerReport: Encodable {
+        var peer: String
+        var deviceID: String?
+        var state: String
+        var assetsStored: Int
+        var assetsFailed: Int
+        var chunkBytesSent: UInt64
+        var failures: [String: String]
+    }
+
+    struct Report: Encodable {
+        var assets: Int
+        var bytes: UInt64
+        var peers: [PeerReport]
+        var exitCode: Int32
+    }
+
+    func run() async throws -> ExitCode {
+        let batch = arguments.flag("batch")
+        let targetsText = (arguments.values["to"] ?? []).flatMap { $0.split(separator: ",").map(String.init) }
+        guard !targetsText.isEmpty || arguments.flag("all") else {
+            throw UsageError(message: "push needs --to PEER or --all", hint: "Run 'lfsync push --help' for usage.")
+        }
+        guard !arguments.positionals.isEmpty else { throw UsageError(message: "missing argument PATH", hint: "Run 'lfsync push --help' for usage.") }
+        let progressMode = ProgressRenderer.Mode(rawValue: arguments.value("progress") ?? "auto") ?? .auto
+        let identity = try home.identity()
+        let config = try DeviceConfig.load(from: home.configURL)
+        let lock = batch ? try ProcessLock(at: home.lockURL) : nil
+        defer { withExtendedLifetime(lock) {} }
+        let ledger = try home.ledger()
+
+        let resolver = PeerResolver(config: config, localDeviceID: identity.deviceID)
+        var targets = try targetsText.map { try resolver.resolve($0) }
+        if arguments.flag("all") {
+            targets += try config.peers.map { try resolver.resolve($0.name) }
+        }
+        guard !targets.isEmpty else { throw CommandFailure(message: "no trusted peers to send to ('lfsync trust' adds one)", exitCode: .usage) }
+
+        // Scan every PATH first: preparation has its own progress, before any byte moves.
+        var libraries: [(url: URL, assets: [Asset])] = []
+        for path in arguments.positionals {
+            let url = URL(fileURLWithPath: path, isDirectory: true).standardizedFileURL
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw CommandFailure(message: "'\(path)' is not a directory", exitCode: .usage)
+            }
+            let index = try home.index(for: url)
+            let scan = try await LibraryScanner(root: url, cache: index.scanCache, chunkIndex: index.chunkIndex).scan()
+            console.detail("\(path): \(scan.assets.count) assets, \(scan.statistics.filesHashed) files hashed, \(scan.statistics.filesFromCache) from cache")
+            for skipped in scan.skipped { console.detail("skipped \(skipped.path): \(skipped.reason)") }
+            libraries.append((url, scan.assets))
+        }
+        let allAssets = libraries.flatMap(\.assets)
+        let totalBytes = allAssets.reduce(UInt64(0)) { $0 + $1.totalSize }
+
+        if arguments.flag("dry-run") {
+            for target in targets {
+                let notSynced = target.deviceID.map { id in
+                    (try? ledger.contentIDs(notSyncedWith: PeerKey(rawValue: id.description), from: allAssets.map(\.contentID)).count) ?? allAssets.count
+                } ?? allAssets.count
+                console.result("\(target.label): would offer \(allAssets.count) assets (\(ByteCountText.format(totalBytes))); \(notSynced) not yet synced with it")
+            }
+            return .success
+        }
+
+        let sync = LocalSync(identity: identity, store: ledger, configuration: .init(deviceName: config.name, trust: config.trustPolicy), transport: TCPTransport())
+        var reports: [PeerReport] = []
+        var connected: [Peer] = []
+        var unreachable = false, declined = false, failed = false
+        for target in targets {
+            do {
+                let peer = try await connect(target, sync: sync, config: config, batch: batch)
+                connected.append(peer)
+            } catch let failure as CommandFailure where failure.exitCode == .declined {
+                declined = true
+                reports.append(PeerReport(peer: target.label, deviceID: target.deviceID?.description, state: "declined: \(failure.message)", assetsStored: 0, assetsFailed: allAssets.count, chunkBytesSent: 0, failures: [:]))
+                console.error("\(target.label): \(failure.message)")
+            } catch {
+                unreachable = true
+                reports.append(PeerReport(peer: target.label, deviceID: target.deviceID?.description, state: "unreachable: \(error)", assetsStored: 0, assetsFailed: allAssets.count, chunkBytesSent: 0, failures: [:]))
+                console.error("\(target.label): unreachable: \(error)")
+                if let id = target.deviceID {
+                    try? ledger.record(.failed, for: allAssets.map(\.contentID), peer: PeerKey(rawValue: id.description), reason: "unreachable: \(error)")
+                }
+            }
+        }
+
+        var perPeer: [Peer: PeerReport] = [:]
+        if !connected.isEmpty {
+            let renderer = ProgressRenderer(mode: progressMode, console: console)
+            for library in libraries where !library.assets.isEmpty {
+                let transfer = await sync.send(library.assets, from: library.url, to: .peers(connected))
+                for await update in transfer { renderer.show(update) }
+                for summary in await transfer.waitUntilCompleted() {
+                    var report = perPeer[summary.peer] ?? PeerReport(peer: summary.peer.name, deviceID: summary.peer.deviceID.description, state: "completed", assetsStored: 0, assetsFailed: 0, chunkBytesSent: 0, failures: [:])
+                    report.assetsStored += summary.assetsStored
+                    report.assetsFailed += summary.assetsFailed
+                    report.chunkBytesSent += summary.chunkBytesSent
+                    for (id, reason) in summary.failures { report.failures[id.hex] = reason }
+                    switch summary.state {
+                    case .completed: break
+                    case let .declined(reason):
+                        declined = true
+                        report.state = "declined: \(reason)"
+                    case let .failed(reason):
+                        failed = true
+                        if report.state == "completed" { report.state = "failed: \(reason)" }
+                    default: break
+                    }
+                    perPeer[summary.peer] = report
+                }
+            }
+        }
+        await sync.stop()
+        reports += perPeer.values.sorted { $0.peer < $1.peer }
+        let exit: ExitCode = unreachable ? .peerUnavailable : declined ? .declined : failed ? .partial : .success
+
+        if arguments.flag("json") {
+            console.result(try JSONOutput.render(Report(assets: allAssets.count, bytes: totalBytes, peers: reports, exitCode: exit.rawValue)))
+        } else if !(batch && exit == .success) {
+            for report in reports {
+                let line = "\(report.peer): \(report.state) — \(report.assetsStored) of \(allAssets.count) assets confirmed, \(ByteCountText.format(report.chunkBytesSent)) sent"
+                if report.state == "completed" { console.note(line) } else { console.error(line) }
+                for (id, reason) in report.failures.sorted(by: { $0.key < $1.key }).prefix(console.verbosity == .verbose ? .max : 5) {
+                    console.error("  \(id.prefix(12)): \(reason)")
+                }
+            }
+        }
+        return exit
+    }
+
+    /// Connects to one target. A HOST:PORT target whose device is not trusted needs a
+    /// yes on the terminal; in batch mode it is refused.
+    private func connect(_ target: PeerResolver.Target, sync: LocalSync, config: DeviceConfig, batch: Bool) async throws -> Peer {
+        var address = target.address
+        if address == nil, let id = target.deviceID {
+            address = await PeerResolver.discover(id, timeout: .seconds(5), localDeviceID: sync.identity.deviceID)
+        }
+        guard let address else {
+            throw CommandFailure(message: "no address known and not found on the local network (give one with 'lfsync trust ... --address HOST:PORT')", exitCode: .peerUnavailable)
+        }
+        let peer: Peer
+        do { peer = try await sync.connect(to: address, expecting: target.deviceID) } catch {
+            if case let .declined(reason) = error { throw CommandFailure(message: reason, exitCode: .declined) }
+            throw error
+        }
+        if target.deviceID == nil, config.trusted(peer.deviceID) == nil {
+            let confirmed = !batch && Prompter.isInteractive && Self.confirm("\(address) is \(peer) — not a trusted device. Send to it?")
+            guard confirmed else {
+                await sync.disconnect(peer)
+                throw CommandFailure(message: "\(address) is \(peer.deviceID), which is not trusted ('lfsync trust \(peer.deviceID)' first)", exitCode: .declined)
+            }
+        }
+        return peer
+    }
+
+    private static func confirm(_ question: String) -> Bool {
+        Console.writeError("\(question) [y/N] ")
+        return ["y", "yes"].contains(readLine()?.trimmingCharacters(in: .whitespaces).lowercased() ?? "")
+    }
+}

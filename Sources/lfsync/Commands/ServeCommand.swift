@@ -1,0 +1,123 @@
+import Foundation
+import LocalFirstSync
+
+/// `lfsync serve --library DIR [--listen ADDR:PORT] [--advertise|--no-advertise]`:
+/// the receiving side. One log line per event on stderr.
+struct ServeCommand {
+    let arguments: ParsedArguments
+    let console: Console
+    let home = StateHome()
+
+    func run() async throws -> ExitCode {
+        guard let libraryPath = arguments.value("library") else {
+            throw UsageError(message: "serve needs --library DIR", hint: "Run 'lfsync serve --help' for usage.")
+        }
+        let library = URL(fileURLWithPath: libraryPath, isDirectory: true).standardizedFileURL
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: library.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw CommandFailure(message: "'\(libraryPath)' is not a directory", exitCode: .usage)
+        }
+        let listenText = arguments.value("listen") ?? "[::]:\(DeviceConfig.defaultPort)"
+        guard let listen = PeerAddress(parsing: listenText) else {
+            throw UsageError(message: "'\(listenText)' is not ADDR:PORT", hint: "For example 0.0.0.0:7878 or [::]:7878")
+        }
+        let identity = try home.identity()
+        let config = try DeviceConfig.load(from: home.configURL)
+        let ledger = try home.ledger()
+        let index = try home.index(for: library)
+        let log = Self.logger(console)
+
+        // Index what the library already holds, so offers of it move no bytes.
+        let scanner = LibraryScanner(root: library, cache: index.scanCache, chunkIndex: index.chunkIndex)
+        do {
+            let scan = try await scanner.scan()
+            log("library \(library.path): \(scan.statistics.files) files indexed")
+        } catch {
+            throw CommandFailure(message: "cannot scan the library: \(error)", exitCode: .ioError)
+        }
+
+        let advertise = !arguments.flag("no-advertise")
+        let discovery: (any Discovery)? = advertise ? DNSSDDiscovery(configuration: .init(localDeviceID: identity.deviceID.description)) : nil
+        let interactive = Prompter.isInteractive
+        let sync = LocalSync(
+            identity: identity, store: ledger,
+            configuration: .init(deviceName: config.name, library: library, libraryChunkIndex: index.chunkIndex,
+                                 trust: config.trustPolicy, decisionTimeout: .seconds(interactive ? 120 : 5), log: log),
+            transport: TCPTransport(), discovery: discovery)
+        await sync.servePulls(from: library) { _ in
+            (try? await scanner.scan().assets) ?? []
+        }
+        let bound: PeerAddress
+        do { bound = try await sync.start(listeningOn: listen, advertise: advertise) } catch {
+            throw CommandFailure(message: "\(error)", exitCode: .temporaryFailure)
+        }
+        log("listening on \(bound) as \(config.name) (\(identity.deviceID))\(advertise ? "" : ", not advertising")")
+        let prompter = interactive ? Prompter() : nil
+
+        let requests = Task {
+            for await request in sync.connectionRequests() where request.isPending {
+                if let prompter {
+                    prompter.ask("\(request.peer) wants to connect. Accept?") { yes in
+                        yes ? request.accept() : request.decline()
+                        log("\(yes ? "accepted" : "declined") connection from \(request.peer)")
+                    }
+                } else {
+                    request.decline()
+                    log("declined connection from \(request.peer): not trusted, and no terminal to ask")
+                }
+            }
+        }
+        let offers = Task {
+            for await offer in sync.incomingTransfers() {
+                let description = "\(offer.from) offers \(offer.items.count) item\(offer.items.count == 1 ? "" : "s"), \(ByteCountText.format(offer.totalByteCount))"
+                if offer.acceptedAutomatically {
+                    log("\(description): accepted (trusted)")
+                    Self.report(offer.accept(), from: offer.from, log: log)
+                } else if !offer.isPending {
+                    continue
+                } else if let prompter {
+                    prompter.ask("\(description). Accept?") { yes in
+                        if yes {
+                            Self.report(offer.accept(), from: offer.from, log: log)
+                        } else {
+                            offer.decline()
+                        }
+                        log("\(description): \(yes ? "accepted" : "declined")")
+                    }
+                } else {
+                    offer.decline()
+                    log("\(description): declined (not trusted with --auto-accept, and no terminal to ask)")
+                }
+            }
+        }
+        let signal = await SignalWaiter.wait()
+        log("stopping (signal \(signal))")
+        requests.cancel()
+        offers.cancel()
+        await sync.stop()
+        return .success
+    }
+
+    private static func report(_ session: ReceiveSessionHandle, from peer: Peer, log: @escaping @Sendable (String) -> Void) {
+        Task {
+            let outcomes = await session.files()
+            let stored = outcomes.values.filter { if case .stored = $0 { true } else { false } }.count
+            var line = "from \(peer): \(stored) stored"
+            let failures = outcomes.compactMap { id, outcome -> String? in
+                if case let .failed(reason) = outcome { return "\(id.hash.shortHex): \(reason)" }
+                return nil
+            }
+            if !failures.isEmpty { line += ", \(failures.count) failed (\(failures.sorted().prefix(3).joined(separator: "; ")))" }
+            log(line)
+        }
+    }
+
+    static func logger(_ console: Console) -> @Sendable (String) -> Void {
+        let quiet = console.verbosity == .quiet
+        return { line in
+            guard !quiet else { return }
+            let stamp = ISO8601DateFormatter().string(from: Date())
+            Console.writeError("\(stamp) \(line)\n")
+        }
+    }
+}

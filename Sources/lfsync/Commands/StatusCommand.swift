@@ -1,0 +1,93 @@
+import Foundation
+import LocalFirstSync
+
+/// `lfsync status [--peer PEER] [PATH] [--json]`: what is synced with whom.
+struct StatusCommand {
+    let arguments: ParsedArguments
+    let console: Console
+    let home = StateHome()
+
+    struct PeerStatus: Encodable {
+        var peer: String
+        var deviceID: String
+        var synced: Int
+        var syncedBytes: UInt64
+        var pending: Int
+        var inFlight: Int
+        var failed: Int
+        var failures: [String: String]?
+        var assets: [String: String]?
+    }
+
+    func run() async throws -> ExitCode {
+        let identity = try home.identity()
+        let config = try DeviceConfig.load(from: home.configURL)
+        let ledger = try home.ledger()
+        let resolver = PeerResolver(config: config, localDeviceID: identity.deviceID)
+        var peers: [(name: String, key: PeerKey)] = config.peers.map { ($0.name, PeerKey(rawValue: (try? DeviceID(parsing: $0.deviceID))?.description ?? $0.deviceID)) }
+        for key in try ledger.peers() where !peers.contains(where: { $0.key == key }) {
+            peers.append(((try? DeviceID(parsing: key.rawValue))?.shortForm ?? key.rawValue, key))
+        }
+        if let only = arguments.value("peer") {
+            let target = try resolver.resolve(only)
+            guard let id = target.deviceID else { throw UsageError(message: "status --peer needs a name or Device ID", hint: nil) }
+            peers = [(target.label, PeerKey(rawValue: id.description))]
+        }
+        var assets: [Asset]?
+        if let path = arguments.positionals.first {
+            let url = URL(fileURLWithPath: path, isDirectory: true).standardizedFileURL
+            let index = try home.index(for: url)
+            assets = try await LibraryScanner(root: url, cache: index.scanCache, chunkIndex: index.chunkIndex).scan().assets
+        }
+        var statuses: [PeerStatus] = []
+        for (name, key) in peers {
+            var status = PeerStatus(peer: name, deviceID: key.rawValue, synced: 0, syncedBytes: 0, pending: 0, inFlight: 0, failed: 0)
+            if let assets {
+                var perAsset: [String: String] = [:]
+                for asset in assets {
+                    let state = try ledger.state(of: asset.contentID, for: key) ?? .pending
+                    switch state {
+                    case .synced:
+                        status.synced += 1
+                        status.syncedBytes += asset.totalSize
+                    case .pending: status.pending += 1
+                    case .inFlight: status.inFlight += 1
+                    case .failed: status.failed += 1
+                    }
+                    perAsset[asset.files[0].manifest.path] = state.rawValue
+                }
+                if console.verbosity == .verbose { status.assets = perAsset }
+            } else {
+                let totals = try ledger.totals(for: key)
+                status.synced = totals[.synced]?.count ?? 0
+                status.syncedBytes = totals[.synced]?.bytes ?? 0
+                status.pending = totals[.pending]?.count ?? 0
+                status.inFlight = totals[.inFlight]?.count ?? 0
+                status.failed = totals[.failed]?.count ?? 0
+            }
+            if status.failed > 0 {
+                var failures: [String: String] = [:]
+                for id in try ledger.contentIDs(in: .failed, for: key).prefix(console.verbosity == .verbose ? 1000 : 5) {
+                    failures[id.hex] = try ledger.failureReason(of: id, for: key) ?? "unknown"
+                }
+                status.failures = failures
+            }
+            statuses.append(status)
+        }
+        if arguments.flag("json") {
+            console.result(try JSONOutput.render(statuses))
+            return .success
+        }
+        if statuses.isEmpty { console.note("no peers yet: 'lfsync trust DEVICE-ID' adds one") }
+        for status in statuses {
+            console.result("\(status.peer) (\(status.deviceID.prefix(7))): \(status.synced) synced (\(ByteCountText.format(status.syncedBytes))), \(status.pending) pending, \(status.inFlight) in flight, \(status.failed) failed")
+            for (id, reason) in (status.failures ?? [:]).sorted(by: { $0.key < $1.key }) {
+                console.result("    failed \(id.prefix(12)): \(reason)")
+            }
+            for (path, state) in (status.assets ?? [:]).sorted(by: { $0.key < $1.key }) {
+                console.result("    \(state.padding(toLength: 8, withPad: " ", startingAt: 0)) \(path)")
+            }
+        }
+        return .success
+    }
+}
