@@ -1,0 +1,181 @@
+# fish completion for lfsync. Generated from the command model by
+# `lfsync __generate-docs`; do not edit.
+# Install as ~/.config/fish/completions/lfsync.fish (or in
+# /usr/share/fish/vendor_completions.d/).
+
+# The command is always the second word: lfsync accepts nothing else before it.
+# (__fish_seen_subcommand_from would also match `lfsync help push`.)
+function __fish_lfsync_command_is --argument-names name
+    set -l tokens (commandline -opc)
+    test (count $tokens) -ge 2; and test "$tokens[2]" = $name
+end
+
+# True when the word being completed is argument number $index of command
+# $name; "2+" means argument 2 or any after it. The remaining arguments are
+# the command's options that take a value: the word after one is its value.
+function __fish_lfsync_argument_is --argument-names name index
+    set -l tokens (commandline -opc)
+    test (count $tokens) -ge 2; and test "$tokens[2]" = $name; or return 1
+    set -l valued $argv[3..-1]
+    set -l count 0
+    set -l skip 0
+    set -l only_arguments 0
+    for token in $tokens[3..-1]
+        if test $skip -eq 1
+            set skip 0
+        else if test $only_arguments -eq 0; and test "$token" = --
+            set only_arguments 1
+        else if test $only_arguments -eq 0; and string match -q -- '-?*' $token
+            contains -- $token $valued; and set skip 1
+        else
+            set count (math $count + 1)
+        end
+    end
+    # After an option that takes a value, or on an option name: not an argument.
+    test $skip -eq 0; or return 1
+    if test $only_arguments -eq 0; and string match -q -- '-*' (commandline -ct)
+        return 1
+    end
+    set -l position (string replace '+' '' -- $index)
+    if string match -q -- '*+' $index
+        test $count -ge (math $position - 1)
+    else
+        test $count -eq (math $position - 1)
+    end
+end
+
+# Command names with their abstracts, for the first word and for `help`.
+function __fish_lfsync_commands
+    printf '%s\t%s\n' 'init' 'Create this device\'s identity and state (safe to run again)'
+    printf '%s\t%s\n' 'id' 'Print this device\'s Device ID and name'
+    printf '%s\t%s\n' 'peers' 'Discover nearby devices and list trusted ones'
+    printf '%s\t%s\n' 'trust' 'Trust a device by its Device ID'
+    printf '%s\t%s\n' 'untrust' 'Stop trusting a device'
+    printf '%s\t%s\n' 'serve' 'Receive from other devices into a library'
+    printf '%s\t%s\n' 'push' 'Send what peers lack: scan, offer, send only missing chunks'
+    printf '%s\t%s\n' 'pull' 'Receive what a trusted peer has that this device lacks'
+    printf '%s\t%s\n' 'status' 'Show what is synced with which peer'
+    printf '%s\t%s\n' 'scan' 'List the assets lfsync sees in a folder (what would be synced)'
+    printf '%s\t%s\n' 'verify' 'Re-hash a library and report corrupted files'
+    printf '%s\t%s\n' 'completions' 'Print a shell completion script'
+    printf '%s\t%s\n' 'help' 'Show help for lfsync or one of its commands'
+    printf '%s\t%s\n' 'version' 'Print the lfsync version'
+end
+
+# Peer names, one per line from `lfsync __complete peers`; nothing if it fails.
+# Asks the program being completed, which need not be on PATH.
+function __fish_lfsync_peers
+    set -l program (commandline -opc)[1]
+    set program (string replace -r '^~/' "$HOME/" -- $program)
+    set -l peers (command $program __complete peers 2>/dev/null); or return 0
+    printf '%s\n' $peers
+end
+
+# Files only where a value or argument is a file: see the lines with -F.
+complete -c lfsync -f
+complete -c lfsync -n __fish_use_subcommand -a '(__fish_lfsync_commands)'
+complete -c lfsync -n __fish_use_subcommand -s h -l help -d 'Show help for the command.'
+complete -c lfsync -n __fish_use_subcommand -l version -d 'Print the lfsync version.'
+
+# lfsync init
+complete -c lfsync -n '__fish_lfsync_command_is init' -l name -x -d 'The name other devices see (default: the host name).'
+complete -c lfsync -n '__fish_lfsync_command_is init' -l json -d 'Print machine-readable JSON (stable keys) instead of text.'
+complete -c lfsync -n '__fish_lfsync_command_is init' -s q -l quiet -d 'Print nothing but errors.'
+complete -c lfsync -n '__fish_lfsync_command_is init' -s v -l verbose -d 'Print more detail.'
+complete -c lfsync -n '__fish_lfsync_command_is init' -s h -l help -d 'Show help for the command.'
+
+# lfsync id
+complete -c lfsync -n '__fish_lfsync_command_is id' -l json -d 'Print machine-readable JSON (stable keys) instead of text.'
+complete -c lfsync -n '__fish_lfsync_command_is id' -s q -l quiet -d 'Print nothing but errors.'
+complete -c lfsync -n '__fish_lfsync_command_is id' -s v -l verbose -d 'Print more detail.'
+complete -c lfsync -n '__fish_lfsync_command_is id' -s h -l help -d 'Show help for the command.'
+
+# lfsync peers
+complete -c lfsync -n '__fish_lfsync_command_is peers' -l timeout -x -d 'How long to browse (default 3).'
+complete -c lfsync -n '__fish_lfsync_command_is peers' -l json -d 'Print machine-readable JSON (stable keys) instead of text.'
+complete -c lfsync -n '__fish_lfsync_command_is peers' -s q -l quiet -d 'Print nothing but errors.'
+complete -c lfsync -n '__fish_lfsync_command_is peers' -s v -l verbose -d 'Print more detail.'
+complete -c lfsync -n '__fish_lfsync_command_is peers' -s h -l help -d 'Show help for the command.'
+
+# lfsync trust
+complete -c lfsync -n '__fish_lfsync_command_is trust' -l name -x -d 'A name to refer to the device by (default: its short ID).'
+complete -c lfsync -n '__fish_lfsync_command_is trust' -l address -x -d 'Where to reach it when discovery cannot find it.'
+complete -c lfsync -n '__fish_lfsync_command_is trust' -l auto-accept -d 'Accept its offers and pulls without asking.'
+complete -c lfsync -n '__fish_lfsync_command_is trust' -s q -l quiet -d 'Print nothing but errors.'
+complete -c lfsync -n '__fish_lfsync_command_is trust' -s v -l verbose -d 'Print more detail.'
+complete -c lfsync -n '__fish_lfsync_command_is trust' -s h -l help -d 'Show help for the command.'
+
+# lfsync untrust
+complete -c lfsync -n '__fish_lfsync_command_is untrust' -s q -l quiet -d 'Print nothing but errors.'
+complete -c lfsync -n '__fish_lfsync_command_is untrust' -s v -l verbose -d 'Print more detail.'
+complete -c lfsync -n '__fish_lfsync_command_is untrust' -s h -l help -d 'Show help for the command.'
+complete -c lfsync -n '__fish_lfsync_argument_is untrust 1' -a '(__fish_lfsync_peers)' -d 'Name or Device ID (or a unique prefix).'
+
+# lfsync serve
+complete -c lfsync -n '__fish_lfsync_command_is serve' -l library -x -a '(__fish_complete_directories)' -d 'The folder to receive into (required).'
+complete -c lfsync -n '__fish_lfsync_command_is serve' -l listen -x -d 'Address to listen on (default [::]:7878).'
+complete -c lfsync -n '__fish_lfsync_command_is serve' -l advertise -d 'Advertise over DNS-SD (the default).'
+complete -c lfsync -n '__fish_lfsync_command_is serve' -l no-advertise -d 'Do not advertise; peers connect by address.'
+complete -c lfsync -n '__fish_lfsync_command_is serve' -s q -l quiet -d 'Print nothing but errors.'
+complete -c lfsync -n '__fish_lfsync_command_is serve' -s v -l verbose -d 'Print more detail.'
+complete -c lfsync -n '__fish_lfsync_command_is serve' -s h -l help -d 'Show help for the command.'
+
+# lfsync push
+complete -c lfsync -n '__fish_lfsync_command_is push' -l to -x -a '(__fish_lfsync_peers)' -d 'Target peers: names, Device IDs (or unique prefixes) or HOST:PORT.'
+complete -c lfsync -n '__fish_lfsync_command_is push' -l all -d 'Send to every trusted peer.'
+complete -c lfsync -n '__fish_lfsync_command_is push' -l batch -d 'Unattended: never prompt, lock, quiet on success, strict exit codes.'
+complete -c lfsync -n '__fish_lfsync_command_is push' -l dry-run -d 'Scan and show what would be offered; send nothing.'
+complete -c lfsync -n '__fish_lfsync_command_is push' -l progress -x -a 'auto plain json none' -d 'Progress on stderr: auto (a terminal only), plain, json or none.'
+complete -c lfsync -n '__fish_lfsync_command_is push' -l json -d 'Print machine-readable JSON (stable keys) instead of text.'
+complete -c lfsync -n '__fish_lfsync_command_is push' -s q -l quiet -d 'Print nothing but errors.'
+complete -c lfsync -n '__fish_lfsync_command_is push' -s v -l verbose -d 'Print more detail.'
+complete -c lfsync -n '__fish_lfsync_command_is push' -s h -l help -d 'Show help for the command.'
+complete -c lfsync -n '__fish_lfsync_argument_is push 1+ --to --progress' -a '(__fish_complete_directories)' -d 'Folders to send.'
+
+# lfsync pull
+complete -c lfsync -n '__fish_lfsync_command_is pull' -l from -x -a '(__fish_lfsync_peers)' -d 'The peer to pull from (it must trust this device with --auto-accept).'
+complete -c lfsync -n '__fish_lfsync_command_is pull' -l library -x -a '(__fish_complete_directories)' -d 'The folder to receive into.'
+complete -c lfsync -n '__fish_lfsync_command_is pull' -l batch -d 'Unattended: never prompt, lock, quiet on success.'
+complete -c lfsync -n '__fish_lfsync_command_is pull' -s q -l quiet -d 'Print nothing but errors.'
+complete -c lfsync -n '__fish_lfsync_command_is pull' -s v -l verbose -d 'Print more detail.'
+complete -c lfsync -n '__fish_lfsync_command_is pull' -s h -l help -d 'Show help for the command.'
+
+# lfsync status
+complete -c lfsync -n '__fish_lfsync_command_is status' -l peer -x -a '(__fish_lfsync_peers)' -d 'Only this peer.'
+complete -c lfsync -n '__fish_lfsync_command_is status' -l json -d 'Print machine-readable JSON (stable keys) instead of text.'
+complete -c lfsync -n '__fish_lfsync_command_is status' -s q -l quiet -d 'Print nothing but errors.'
+complete -c lfsync -n '__fish_lfsync_command_is status' -s v -l verbose -d 'Print more detail.'
+complete -c lfsync -n '__fish_lfsync_command_is status' -s h -l help -d 'Show help for the command.'
+complete -c lfsync -n '__fish_lfsync_argument_is status 1 --peer' -a '(__fish_complete_directories)' -d 'Count only the assets in this folder.'
+
+# lfsync scan
+complete -c lfsync -n '__fish_lfsync_command_is scan' -l json -d 'Print machine-readable JSON (stable keys) instead of text.'
+complete -c lfsync -n '__fish_lfsync_command_is scan' -l no-cache -d 'Hash every file; neither read nor update the scan cache.'
+complete -c lfsync -n '__fish_lfsync_command_is scan' -s q -l quiet -d 'Print nothing but errors.'
+complete -c lfsync -n '__fish_lfsync_command_is scan' -s v -l verbose -d 'Print more detail.'
+complete -c lfsync -n '__fish_lfsync_command_is scan' -s h -l help -d 'Show help for the command.'
+complete -c lfsync -n '__fish_lfsync_argument_is scan 1' -a '(__fish_complete_directories)' -d 'The library folder to scan.'
+
+# lfsync verify
+complete -c lfsync -n '__fish_lfsync_command_is verify' -l library -x -a '(__fish_complete_directories)' -d 'The folder to verify (default: the current directory).'
+complete -c lfsync -n '__fish_lfsync_command_is verify' -l json -d 'Print machine-readable JSON (stable keys) instead of text.'
+complete -c lfsync -n '__fish_lfsync_command_is verify' -s q -l quiet -d 'Print nothing but errors.'
+complete -c lfsync -n '__fish_lfsync_command_is verify' -s v -l verbose -d 'Print more detail.'
+complete -c lfsync -n '__fish_lfsync_command_is verify' -s h -l help -d 'Show help for the command.'
+
+# lfsync completions
+complete -c lfsync -n '__fish_lfsync_command_is completions' -s q -l quiet -d 'Print nothing but errors.'
+complete -c lfsync -n '__fish_lfsync_command_is completions' -s v -l verbose -d 'Print more detail.'
+complete -c lfsync -n '__fish_lfsync_command_is completions' -s h -l help -d 'Show help for the command.'
+complete -c lfsync -n '__fish_lfsync_argument_is completions 1' -a 'bash zsh fish' -d 'bash, zsh or fish.'
+
+# lfsync help
+complete -c lfsync -n '__fish_lfsync_command_is help' -s q -l quiet -d 'Print nothing but errors.'
+complete -c lfsync -n '__fish_lfsync_command_is help' -s v -l verbose -d 'Print more detail.'
+complete -c lfsync -n '__fish_lfsync_command_is help' -s h -l help -d 'Show help for the command.'
+complete -c lfsync -n '__fish_lfsync_argument_is help 1' -a '(__fish_lfsync_commands)' -d 'The command to explain.'
+
+# lfsync version
+complete -c lfsync -n '__fish_lfsync_command_is version' -s q -l quiet -d 'Print nothing but errors.'
+complete -c lfsync -n '__fish_lfsync_command_is version' -s v -l verbose -d 'Print more detail.'
+complete -c lfsync -n '__fish_lfsync_command_is version' -s h -l help -d 'Show help for the command.'
