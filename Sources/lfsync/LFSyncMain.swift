@@ -15,6 +15,9 @@ struct LFSyncMain {
             exit(HiddenCommands.complete(Array(argv.dropFirst())).rawValue)
         }
         do {
+            if argv.first == "__generate-docs" {
+                exit(try GenerateDocsCommand(arguments: ParsedArguments(positionals: Array(argv.dropFirst()))).run().rawValue)
+            }
             switch try parser.parse(argv) {
             case let .help(command):
                 print(command.map { HelpFormatter(model: model).help(for: $0) } ?? HelpFormatter(model: model).overview())
@@ -42,6 +45,7 @@ struct LFSyncMain {
     static func run(_ command: CommandSpec, _ arguments: ParsedArguments, model: CommandModel) async throws -> ExitCode {
         let console = Console(arguments: arguments)
         switch command.name {
+        case "completions": return try CompletionsCommand(arguments: arguments).run()
         case "init": return try InitCommand(arguments: arguments, console: console).run()
         case "id": return try IDCommand(arguments: arguments, console: console).run()
         case "peers": return try await PeersCommand(arguments: arguments, console: console).run()

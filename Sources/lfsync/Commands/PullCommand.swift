@@ -53,8 +53,9 @@ struct PullCommand {
                 return nil
             }
             group.addTask {
-                while await !sync.connectedPeers.isEmpty { try? await Task.sleep(for: .milliseconds(200)) }
-                try? await Task.sleep(for: .milliseconds(500))
+                // The peer drops us when it refuses; stop waiting then (and when cancelled).
+                while !Task.isCancelled, await !sync.connectedPeers.isEmpty { try? await Task.sleep(for: .milliseconds(200)) }
+                if !Task.isCancelled { try? await Task.sleep(for: .milliseconds(500)) }
                 return nil
             }
             let first = await group.next() ?? nil
