@@ -12,11 +12,7 @@ struct PullCommand {
         guard let from = arguments.value("from"), let libraryPath = arguments.value("library") else {
             throw UsageError(message: "pull needs --from PEER and --library DIR", hint: "Run 'lfsync pull --help' for usage.")
         }
-        let library = URL(fileURLWithPath: libraryPath, isDirectory: true).standardizedFileURL
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: library.path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw CommandFailure(message: "'\(libraryPath)' is not a directory", exitCode: .usage)
-        }
+        let library = try DirectoryArgument.existing(libraryPath)
         let identity = try home.identity()
         let config = try DeviceConfig.load(from: home.configURL)
         let lock = arguments.flag("batch") ? try ProcessLock(at: home.lockURL) : nil

@@ -52,11 +52,7 @@ struct PushCommand {
         // Scan every PATH first: preparation has its own progress, before any byte moves.
         var libraries: [(url: URL, assets: [Asset])] = []
         for path in arguments.positionals {
-            let url = URL(fileURLWithPath: path, isDirectory: true).standardizedFileURL
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue else {
-                throw CommandFailure(message: "'\(path)' is not a directory", exitCode: .usage)
-            }
+            let url = try DirectoryArgument.existing(path)
             let index = try home.index(for: url)
             let scan = try await LibraryScanner(root: url, cache: index.scanCache, chunkIndex: index.chunkIndex).scan()
             console.detail("\(path): \(scan.assets.count) assets, \(scan.statistics.filesHashed) files hashed, \(scan.statistics.filesFromCache) from cache")

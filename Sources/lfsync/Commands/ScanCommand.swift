@@ -8,11 +8,7 @@ struct ScanCommand {
 
     func run() async throws -> ExitCode {
         let path = arguments.positionals[0]
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw CommandFailure(message: "'\(path)' is not a directory", exitCode: .usage)
-        }
-        let library = URL(fileURLWithPath: path, isDirectory: true)
+        let library = try DirectoryArgument.existing(path)
         var scanner = LibraryScanner(root: library)
         if !arguments.flag("no-cache") {
             let home = StateHome()

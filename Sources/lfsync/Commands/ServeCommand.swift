@@ -12,11 +12,7 @@ struct ServeCommand {
         guard let libraryPath = arguments.value("library") else {
             throw UsageError(message: "serve needs --library DIR", hint: "Run 'lfsync serve --help' for usage.")
         }
-        let library = URL(fileURLWithPath: libraryPath, isDirectory: true).standardizedFileURL
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: library.path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw CommandFailure(message: "'\(libraryPath)' is not a directory", exitCode: .usage)
-        }
+        let library = try DirectoryArgument.existing(libraryPath)
         let listenText = arguments.value("listen") ?? "[::]:\(DeviceConfig.defaultPort)"
         guard let listen = PeerAddress(parsing: listenText) else {
             throw UsageError(message: "'\(listenText)' is not ADDR:PORT", hint: "For example 0.0.0.0:7878 or [::]:7878")

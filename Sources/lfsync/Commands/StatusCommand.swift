@@ -35,7 +35,7 @@ struct StatusCommand {
         }
         var assets: [Asset]?
         if let path = arguments.positionals.first {
-            let url = URL(fileURLWithPath: path, isDirectory: true).standardizedFileURL
+            let url = try DirectoryArgument.existing(path)
             let index = try home.index(for: url)
             assets = try await LibraryScanner(root: url, cache: index.scanCache, chunkIndex: index.chunkIndex).scan().assets
         }

@@ -18,7 +18,7 @@ struct VerifyCommand {
     }
 
     func run() async throws -> ExitCode {
-        let library = URL(fileURLWithPath: arguments.value("library") ?? FileManager.default.currentDirectoryPath, isDirectory: true).standardizedFileURL
+        let library = try DirectoryArgument.existing(arguments.value("library") ?? FileManager.default.currentDirectoryPath)
         let index = try home.index(for: library)
         let recorded = try index.scanCache.loadAll()
         // A fresh scan without the cache re-hashes everything.
