@@ -6,13 +6,15 @@ PREFIX       ?= /usr/local
 APT_PACKAGES := pkg-config libsodium-dev libzstd-dev libsqlite3-dev libavahi-compat-libdnssd-dev
 # The lab runs its own avahi-daemon and D-Bus inside network namespaces.
 LAB_PACKAGES := avahi-daemon dbus iproute2
+# The benchmarks compare against rsync, over ssh and as a daemon.
+BENCH_PACKAGES := rsync openssh-server openssh-client time
 # The CLI tests exercise the man page and the completion scripts in real tools and shells.
 TEST_PACKAGES := mandoc groff-base man-db bash-completion zsh fish
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEBUG_BIN    := .build/debug
 RELEASE_BIN  := .build/release
 
-.PHONY: all deps lab-deps test-deps docs install uninstall build release test unit-test demo bench-content bench-channel bench-broadcast clean
+.PHONY: all deps lab-deps test-deps bench-deps bench docs install uninstall build release test unit-test demo bench-content bench-channel bench-broadcast clean
 
 all: build
 
@@ -54,6 +56,21 @@ test-deps:
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
 
+# Service starts are forbidden while installing (sshd must not start on real interfaces);
+# the benchmark runs its own sshd and rsync daemon on loopback.
+bench-deps:
+	@missing=""; for p in $(BENCH_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages for the benchmarks:$$missing"; \
+	  created=""; if [ ! -e /usr/sbin/policy-rc.d ]; then \
+	    printf '#!/bin/sh\nexit 101\n' | $(SUDO) tee /usr/sbin/policy-rc.d >/dev/null && $(SUDO) chmod +x /usr/sbin/policy-rc.d && created=1; fi; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	  [ -z "$$created" ] || $(SUDO) rm -f /usr/sbin/policy-rc.d; \
+	fi
+
 build: deps
 	$(SWIFT) build
 
@@ -73,6 +90,11 @@ test: deps test-deps lab-deps
 # The main job: builds a sample library and shows what lfsync makes of it.
 demo: build
 	@sh scripts/demo.sh $(CURDIR)/$(DEBUG_BIN)
+
+# DESIGN.md §9, lfsync against rsync side by side (release build; ~10 minutes at 1 GiB).
+# Knobs: BENCH_SIZE_MIB, BENCH_REPS, BENCH_BIG_MIB, BENCH_SMALL_FILES.
+bench: release bench-deps
+	bash scripts/bench.sh $(CURDIR)/$(RELEASE_BIN)
 
 # Chunk+hash throughput against plain BLAKE2b, and a 10k-file cached rescan (release build).
 bench-content: release

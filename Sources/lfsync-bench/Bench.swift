@@ -16,6 +16,8 @@ struct Bench {
             print("usage: lfsync-bench content [--size-mib N] [--files N] [--reps N] [--work DIR]")
             print("       lfsync-bench channel [--size-mib N] [--reps N]")
             print("       lfsync-bench broadcast [--size-mib N] [--work DIR]")
+            print("       lfsync-bench corpus DIR [--size-mib N] [--seed N]")
+            print("       lfsync-bench small-files DIR [--count N]")
             print("       lfsync-bench sample-library DIR [--padding BYTES] [--seed N]")
             exit(64)
         }
@@ -48,6 +50,22 @@ struct Bench {
                 corpusMiB: Int(options["size-mib"] ?? "") ?? 300,
                 workDirectory: URL(fileURLWithPath: options["work"] ?? "bench-out", isDirectory: true)
             ).run()
+        case "corpus":
+            guard let directory = positional else {
+                print("corpus needs a directory")
+                exit(64)
+            }
+            let files = try CorpusWriter.libraryCorpus(
+                at: URL(fileURLWithPath: directory, isDirectory: true),
+                totalBytes: UInt64(Int(options["size-mib"] ?? "") ?? 1024) << 20, seed: UInt64(options["seed"] ?? "") ?? 42)
+            print("\(files.count) files, \(files.reduce(UInt64(0)) { $0 + $1.size }) bytes in \(directory)")
+        case "small-files":
+            guard let directory = positional else {
+                print("small-files needs a directory")
+                exit(64)
+            }
+            try CorpusWriter.smallFiles(at: URL(fileURLWithPath: directory, isDirectory: true),
+                                        count: Int(options["count"] ?? "") ?? 100_000, seed: 7)
         case "sample-library":
             guard let directory = positional else {
                 print("sample-library needs a directory")

@@ -32,6 +32,38 @@ enum CorpusWriter {
         return files
     }
 
+    /// The §9 benchmark corpus: nested camera folders of incompressible "photos"
+    /// (1–6 MB), every fourth one a Live Photo with a 2–4 MB "video" of the same
+    /// name, every tenth with an .AAE sidecar, and a 20–60 MB "video" every 25th.
+    static func libraryCorpus(at root: URL, totalBytes: UInt64, seed: UInt64) throws -> [File] {
+        var sizes = SplitMix64(seed: seed)
+        var files: [File] = []
+        var planned: UInt64 = 0
+        var index = 0
+        func add(_ relative: String, _ size: UInt64) {
+            let clipped = min(size, totalBytes > planned ? totalBytes - planned : 0)
+            guard clipped > 0 else { return }
+            files.append(File(path: root.appendingPathComponent(relative).path, size: clipped))
+            planned += clipped
+        }
+        while planned < totalBytes {
+            let folder = "DCIM/\(100 + index / 150)APPLE"
+            let stem = String(format: "IMG_%04d", index)
+            if index % 25 == 24 {
+                add("\(folder)/\(stem).MOV", 20_000_000 + sizes.next() % 40_000_000)
+            } else {
+                add("\(folder)/\(stem).HEIC", 1_000_000 + sizes.next() % 5_000_000)
+                if index % 4 == 0 { add("\(folder)/\(stem).MOV", 2_000_000 + sizes.next() % 2_000_000) }
+                if index % 10 == 0 { add("\(folder)/\(stem).AAE", 600 + sizes.next() % 1000) }
+            }
+            index += 1
+        }
+        for (number, file) in files.enumerated() {
+            try writeRandom(to: file.path, size: file.size, seed: seed &+ UInt64(number) &* 7919)
+        }
+        return files
+    }
+
     static func smallFiles(at root: URL, count: Int, seed: UInt64) throws {
         try? FileManager.default.removeItem(at: root)
         var generator = SplitMix64(seed: seed)

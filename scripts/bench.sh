@@ -1,0 +1,216 @@
+#!/usr/bin/env bash
+# DESIGN.md §9 side by side: lfsync against rsync (over ssh with aes128-gcm, and
+# the rsync daemon) on the same corpus, in one run, on loopback. Starts every
+# server it needs on high loopback ports and stops them all on exit.
+#
+#   scripts/bench.sh [BUILD_DIR]        (make bench)
+#
+# Knobs: BENCH_SIZE_MIB (1024), BENCH_REPS (3), BENCH_BIG_MIB (4096),
+#        BENCH_SMALL_FILES (100000), BENCH_DIR (bench-out/s9)
+set -euo pipefail
+bin=$(cd "${1:-.build/release}" && pwd)
+size_mib=${BENCH_SIZE_MIB:-1024}
+reps=${BENCH_REPS:-3}
+big_mib=${BENCH_BIG_MIB:-4096}
+small_files=${BENCH_SMALL_FILES:-100000}
+work=$(mkdir -p "${BENCH_DIR:-$PWD/bench-out/s9}" && cd "${BENCH_DIR:-$PWD/bench-out/s9}" && pwd)
+lfsync="$bin/lfsync"
+declare -A serve_pid
+other_pids=()
+
+cleanup() {
+  for pid in "${serve_pid[@]}" "${other_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+}
+trap cleanup EXIT INT TERM
+
+log() { printf '%s %s\n' "$(date +%T)" "$*" >&2; }
+now() { date +%s.%N; }
+elapsed() { python3 -c "print(f'{$(now) - $1:.3f}')"; }
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+ratio() { python3 -c "print(f'{$1 / $2:.2f}' if $2 else 'n/a')"; }
+json_field() { python3 -c "import json,sys; d=json.load(sys.stdin); print(sum(p['$1'] for p in d['peers']))"; }
+as() { local who=$1; shift; LFSYNC_HOME="$work/$who/state" "$lfsync" "$@"; }
+device_id() { as "$1" id --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["deviceID"])'; }
+
+# ---------------------------------------------------------------- set-up
+log "corpus: $size_mib MiB"
+src="$work/laptop/Pictures"
+mkdir -p "$src"
+"$bin/lfsync-bench" corpus "$src" --size-mib "$size_mib" >&2
+corpus_bytes=$(du -sb --apparent-size "$src" | cut -f1)
+
+port() { case $1 in d1) echo 18801;; d2) echo 18802;; d3) echo 18803;; esac; }
+start_serve() {
+  local name=$1
+  mkdir -p "$work/$name/Pictures"
+  LFSYNC_HOME="$work/$name/state" "$lfsync" serve --library "$work/$name/Pictures" --listen "127.0.0.1:$(port "$name")" --no-advertise \
+    >/dev/null 2>>"$work/$name/serve.log" &
+  serve_pid[$name]=$!
+  for _ in $(seq 1 100); do grep -q "listening on" "$work/$name/serve.log" 2>/dev/null && return; sleep 0.1; done
+  log "serve $name did not start"; exit 1
+}
+stop_serve() { kill "${serve_pid[$1]}" 2>/dev/null || true; wait "${serve_pid[$1]}" 2>/dev/null || true; : > "$work/$1/serve.log"; }
+reset_device() {   # an empty receiver: library, staging and its index gone
+  stop_serve "$1"
+  rm -rf "$work/$1/Pictures" "$work/$1/state/libraries"
+  start_serve "$1"
+}
+
+as laptop init --name laptop >/dev/null
+for name in d1 d2 d3; do
+  as "$name" init --name "$name" >/dev/null
+  as laptop trust "$(device_id "$name")" --name "$name" --address "127.0.0.1:$(port "$name")" >/dev/null
+  as "$name" trust "$(device_id laptop)" --name laptop --auto-accept >/dev/null
+  : > "$work/$name/serve.log"
+  start_serve "$name"
+done
+
+# rsync daemon and an sshd with throwaway keys, loopback only.
+mkdir -p "$work/rsync" "$work/ssh" /run/sshd
+cat > "$work/rsync/rsyncd.conf" <<CONF
+address = 127.0.0.1
+port = 18873
+use chroot = no
+pid file = $work/rsync/rsyncd.pid
+[dest]
+  path = $work/rsync/dest
+  read only = false
+  uid = root
+  gid = root
+CONF
+mkdir -p "$work/rsync/dest"
+rsync --daemon --no-detach --config="$work/rsync/rsyncd.conf" & other_pids+=($!)
+rm -f "$work/ssh/host" "$work/ssh/client"
+ssh-keygen -q -t ed25519 -N '' -f "$work/ssh/host"
+ssh-keygen -q -t ed25519 -N '' -f "$work/ssh/client"
+cp "$work/ssh/client.pub" "$work/ssh/authorized_keys"
+cat > "$work/ssh/sshd_config" <<CONF
+Port 18822
+ListenAddress 127.0.0.1
+HostKey $work/ssh/host
+AuthorizedKeysFile $work/ssh/authorized_keys
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+PidFile $work/ssh/sshd.pid
+Ciphers aes128-gcm@openssh.com
+CONF
+/usr/sbin/sshd -D -f "$work/ssh/sshd_config" & other_pids+=($!)
+ssh_cmd="ssh -p 18822 -i $work/ssh/client -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -c aes128-gcm@openssh.com"
+sleep 1
+rsync_ssh() { rsync -a --stats -e "$ssh_cmd" "$1/" "root@127.0.0.1:$2/" | awk '/Total bytes sent/ {gsub(",", "", $4); print $4}'; }
+rsync_daemon() { rsync -a --stats "$1/" "rsync://127.0.0.1:18873/dest/$2/" | awk '/Total bytes sent/ {gsub(",", "", $4); print $4}'; }
+lfsync_push() { as laptop push "$@" --batch --json; }
+
+results="$work/results.md"
+: > "$results"
+row() { printf '%s\n' "$*" >> "$results"; }
+row "| scenario | lfsync | rsync | ratio (lfsync/rsync) | target | bytes on the wire |"
+row "|---|---|---|---|---|---|"
+
+# ---------------------------------------------------------------- 1. cold push to one peer
+log "1. cold push to one peer"
+t_l=(); t_s=(); t_d=(); b_l=0; b_s=0
+for _ in $(seq 1 "$reps"); do
+  reset_device d1
+  t=$(now); b_l=$(lfsync_push "$src" --to d1 | json_field chunkBytesSent); t_l+=("$(elapsed "$t")")
+  rm -rf "$work/ssh-dest"; t=$(now); b_s=$(rsync_ssh "$src" "$work/ssh-dest"); t_s+=("$(elapsed "$t")")
+  rm -rf "$work/rsync/dest/cold"; t=$(now); rsync_daemon "$src" cold >/dev/null; t_d+=("$(elapsed "$t")")
+done
+diff -r -x .lfsync "$src" "$work/d1/Pictures" >/dev/null || { log "d1 differs from the source"; exit 1; }
+l=$(median "${t_l[@]}"); s=$(median "${t_s[@]}"); d=$(median "${t_d[@]}")
+row "| cold push, 1 peer | ${l} s | ssh ${s} s / daemon ${d} s | $(ratio "$l" "$s") vs ssh, $(ratio "$l" "$d") vs daemon | ≤ 1.0 vs ssh (stretch ≤ 1.2 vs daemon) | lfsync $b_l B, rsync-ssh $b_s B |"
+
+# ---------------------------------------------------------------- 2. broadcast to three peers
+log "2. broadcast to three peers"
+t_l=(); t_s=()
+for _ in $(seq 1 "$reps"); do
+  for name in d1 d2 d3; do reset_device "$name"; done
+  t=$(now); lfsync_push "$src" --to d1,d2,d3 >/dev/null; t_l+=("$(elapsed "$t")")
+  rm -rf "$work"/ssh-dest-*; t=$(now); parallel=()
+  for n in 1 2 3; do rsync_ssh "$src" "$work/ssh-dest-$n" >/dev/null & parallel+=($!); done
+  wait "${parallel[@]}"
+  t_s+=("$(elapsed "$t")")
+done
+l=$(median "${t_l[@]}"); s=$(median "${t_s[@]}")
+row "| broadcast to 3 peers | ${l} s | 3 parallel rsync-ssh ${s} s | $(ratio "$l" "$s") | ≤ 0.5 | |"
+
+# ---------------------------------------------------------------- 3. repeat push, nothing changed
+log "3. repeat push, nothing changed"
+t_l=(); t_d=(); b_l=0
+for _ in $(seq 1 "$reps"); do
+  t=$(now); b_l=$(lfsync_push "$src" --to d1 | json_field chunkBytesSent); t_l+=("$(elapsed "$t")")
+  t=$(now); rsync_daemon "$src" cold >/dev/null; t_d+=("$(elapsed "$t")")
+done
+l=$(median "${t_l[@]}"); d=$(median "${t_d[@]}")
+row "| repeat push, nothing changed | ${l} s | daemon ${d} s | $(ratio "$l" "$d") | ≤ 2.0 vs daemon, 0 chunk bytes | lfsync $b_l chunk bytes |"
+
+# ---------------------------------------------------------------- 4. whole library renamed/moved
+log "4. whole library renamed"
+mv "$src/DCIM" "$src/Moved to NAS"
+b_l=$(lfsync_push "$src" --to d1 | json_field chunkBytesSent)
+b_d=$(rsync_daemon "$src" cold)
+mv "$src/Moved to NAS" "$src/DCIM"
+row "| whole library renamed | $(python3 -c "print(f'{100*$b_l/$corpus_bytes:.3f} %')") of corpus | daemon $(python3 -c "print(f'{100*$b_d/$corpus_bytes:.1f} %')") | | ≤ 1 % | lfsync $b_l B, rsync $b_d B |"
+
+# ---------------------------------------------------------------- 5. resume after kill -9 at ~50 %
+log "5. resume after kill -9 of the receiver at ~50 %"
+reset_device d1
+lfsync_push "$src" --to d1 > "$work/resume-1.json" 2>/dev/null &
+push_pid=$!
+half=$((corpus_bytes / 2))
+while kill -0 "$push_pid" 2>/dev/null; do
+  have=$(du -sB1 "$work/d1/Pictures" 2>/dev/null | cut -f1)
+  [ "${have:-0}" -ge "$half" ] && break
+  sleep 0.05
+done
+kill -9 "${serve_pid[d1]}" 2>/dev/null || true
+wait "$push_pid" 2>/dev/null || true
+kept=$(du -sB1 "$work/d1/Pictures" | cut -f1)
+: > "$work/d1/serve.log"; start_serve d1
+b_2=$(lfsync_push "$src" --to d1 | json_field chunkBytesSent)
+missing=$((corpus_bytes - kept))
+extra=$((b_2 > missing ? b_2 - missing : 0))
+diff -r -x .lfsync "$src" "$work/d1/Pictures" >/dev/null || { log "d1 differs after resume"; exit 1; }
+row "| resume after kill -9 at ~50 % | re-sent beyond missing: $(python3 -c "print(f'{100*$extra/$corpus_bytes:.2f} %')") of corpus | | | ≤ 2 % | receiver kept $kept B on disk, second push sent $b_2 B |"
+
+# ---------------------------------------------------------------- 6. 1 KiB inserted near the start of 100 photos
+log "6. 1 KiB inserted near the start of 100 photos"
+edited=$(find "$src" -name '*.HEIC' | sort | head -100)
+edited_bytes=$(echo "$edited" | xargs du -cb --apparent-size | tail -1 | cut -f1)
+echo "$edited" | python3 -c '
+import sys
+for path in sys.stdin.read().split("\n"):
+    if not path: continue
+    data = open(path, "rb").read()
+    open(path, "wb").write(data[:4096] + bytes(range(256)) * 4 + data[4096:])'
+b_l=$(lfsync_push "$src" --to d1 | json_field chunkBytesSent)
+b_d=$(rsync_daemon "$src" cold)
+row "| 1 KiB inserted near the start of 100 photos | $(python3 -c "print(f'{100*$b_l/$edited_bytes:.1f} %')") of those files | daemon $(python3 -c "print(f'{100*$b_d/$edited_bytes:.1f} %')") | | ≤ 10 % | lfsync $b_l B, rsync $b_d B, files $edited_bytes B |"
+
+# ---------------------------------------------------------------- 7. peak RSS, one big file
+log "7. peak RSS with one ${big_mib} MiB file"
+big="$work/big"
+rm -rf "$big"; mkdir -p "$big"
+head -c "$((big_mib * 1048576))" /dev/urandom > "$big/video.mov"
+reset_device d1
+LFSYNC_HOME="$work/laptop/state" /usr/bin/time -v "$lfsync" push "$big" --to d1 --batch 2> "$work/big-time.txt" >/dev/null || true
+sender_rss=$(awk '/Maximum resident set size/ {print $6}' "$work/big-time.txt")
+receiver_rss=$(awk '/VmHWM/ {print $2}' "/proc/${serve_pid[d1]}/status")
+cmp "$big/video.mov" "$work/d1/Pictures/video.mov" || { log "big file differs"; exit 1; }
+row "| peak RSS, one $big_mib MiB file | sender $((sender_rss / 1024)) MiB, receiver $((receiver_rss / 1024)) MiB | | | ≤ 100 MiB each | |"
+rm -rf "$big"
+
+# ---------------------------------------------------------------- 8. rescan of 100k unchanged files
+log "8. rescan of $small_files unchanged files"
+"$bin/lfsync-bench" small-files "$work/small" --count "$small_files"
+as laptop scan "$work/small" >/dev/null 2>&1
+t_l=()
+for _ in $(seq 1 "$reps"); do t=$(now); as laptop scan "$work/small" >/dev/null 2>&1; t_l+=("$(elapsed "$t")"); done
+row "| rescan of $small_files unchanged files | $(median "${t_l[@]}") s | | | ≤ 3 s | |"
+
+printf '\ncorpus: %s bytes in %s files; %s repetitions (median); %s\n\n' "$corpus_bytes" "$(find "$src" -type f | wc -l)" "$reps" "$(date -u +%F)"
+cat "$results"
