@@ -5,7 +5,7 @@ SWIFT        ?= swift
 PREFIX       ?= /usr/local
 APT_PACKAGES := pkg-config libsodium-dev libzstd-dev libsqlite3-dev libavahi-compat-libdnssd-dev
 # The lab runs its own avahi-daemon and D-Bus inside network namespaces.
-LAB_PACKAGES := avahi-daemon dbus iproute2
+LAB_PACKAGES := avahi-daemon dbus iproute2 jq
 # The benchmarks compare against rsync, over ssh and as a daemon.
 BENCH_PACKAGES := rsync openssh-server openssh-client time
 # The CLI tests exercise the man page and the completion scripts in real tools and shells.
@@ -14,7 +14,7 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEBUG_BIN    := .build/debug
 RELEASE_BIN  := .build/release
 
-.PHONY: all deps lab-deps test-deps bench-deps bench docs install uninstall build release test unit-test demo bench-content bench-channel bench-broadcast clean
+.PHONY: all lab deps lab-deps test-deps bench-deps bench docs install uninstall build release test unit-test demo bench-content bench-channel bench-broadcast clean
 
 all: build
 
@@ -85,7 +85,14 @@ test: deps test-deps lab-deps
 	$(SWIFT) build --build-tests
 	LFSYNC_BINARY=$(CURDIR)/$(DEBUG_BIN)/lfsync \
 	LFSYNC_DISCOVERY_PROBE=$(CURDIR)/$(DEBUG_BIN)/lfsync-discovery-probe \
+	LFSYNC_BENCH_BINARY=$(CURDIR)/$(DEBUG_BIN)/lfsync-bench \
 	$(SWIFT) test --skip-build --no-parallel
+
+# The multi-device lab alone (root; network namespaces with their own avahi-daemon).
+# It exits 77 when it cannot run here; that is reported, not a failure.
+lab: build lab-deps
+	@bash Tests/Lab/lab.sh $(CURDIR)/$(DEBUG_BIN)/lfsync $(CURDIR)/$(DEBUG_BIN)/lfsync-bench; rc=$$?; \
+	if [ $$rc -eq 77 ]; then echo "lab skipped (reason above)"; exit 0; fi; exit $$rc
 
 # The main job: builds a sample library and shows what lfsync makes of it.
 demo: build

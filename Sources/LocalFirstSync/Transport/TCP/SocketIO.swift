@@ -109,6 +109,20 @@ enum SocketIO {
         return gather(chunks.startIndex)
     }
 
+    /// Options of every connected socket: no Nagle delay (small control messages must not
+    /// wait behind a timer), and a dead peer detected in seconds rather than the kernel's
+    /// default ~15 minutes. Data unacknowledged for `deadPeerSeconds` fails the connection
+    /// (`TCP_USER_TIMEOUT`, e.g. a cable pulled mid-transfer); an idle connection is probed
+    /// by keepalives so a vanished peer is noticed even when nothing is being sent.
+    static func configureConnected(_ fd: Int32, deadPeerSeconds: Int32 = 20) {
+        _ = setOption(fd, level: Int32(IPPROTO_TCP), name: TCP_NODELAY, value: 1)
+        _ = setOption(fd, level: Int32(IPPROTO_TCP), name: 18 /* TCP_USER_TIMEOUT, milliseconds */, value: deadPeerSeconds * 1000)
+        _ = setOption(fd, level: SOL_SOCKET, name: SO_KEEPALIVE, value: 1)
+        _ = setOption(fd, level: Int32(IPPROTO_TCP), name: TCP_KEEPIDLE, value: 10)
+        _ = setOption(fd, level: Int32(IPPROTO_TCP), name: TCP_KEEPINTVL, value: 5)
+        _ = setOption(fd, level: Int32(IPPROTO_TCP), name: TCP_KEEPCNT, value: 2)
+    }
+
     static func setOption(_ fd: Int32, level: Int32, name: Int32, value: Int32) -> Bool {
         var value = value
         return setsockopt(fd, level, name, &value, socklen_t(MemoryLayout<Int32>.size)) == 0

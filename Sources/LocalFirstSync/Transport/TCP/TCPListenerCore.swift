@@ -52,7 +52,7 @@ final class TCPListenerCore: ReactorHandler, Sendable {
     }
 
     private func makeConnection(_ fd: Int32) -> AcceptResult {
-        _ = SocketIO.setOption(fd, level: Int32(IPPROTO_TCP), name: TCP_NODELAY, value: 1)
+        SocketIO.configureConnected(fd)
         do {
             let connectionRegistration = try reactor.register(fd: fd)
             let core = TCPConnectionCore(registration: connectionRegistration, configuration: configuration)

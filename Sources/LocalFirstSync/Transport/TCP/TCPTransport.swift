@@ -86,7 +86,7 @@ public final class TCPTransport: Transport {
                          reactor: EpollReactor) async throws(TransportError) -> TCPConnection {
         let fd = Glibc.socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw TransportError(errno: errno, operation: "socket") }
-        _ = SocketIO.setOption(fd, level: Int32(IPPROTO_TCP), name: TCP_NODELAY, value: 1)
+        SocketIO.configureConnected(fd)
         let status = address.withSockAddr { Glibc.connect(fd, $0, $1) }
         if status != 0 {
             let code = errno
