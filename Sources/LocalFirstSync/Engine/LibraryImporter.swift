@@ -14,12 +14,16 @@ public final class LibraryImporter: Sendable {
     public let staging: StagingArea
     private let installer: LibraryInstaller
     private let chunkIndex: ChunkIndex?
+    private let scanCache: ScanCache?
 
-    public init(library: URL, chunkIndex: ChunkIndex? = nil) throws(ReceiveError) {
+    /// - Parameter scanCache: the library's scan cache; received files are entered in it,
+    ///   so the next scan of the library (a restarted `serve`) does not hash them again.
+    public init(library: URL, chunkIndex: ChunkIndex? = nil, scanCache: ScanCache? = nil) throws(ReceiveError) {
         directory = try LibraryDirectory(path: library.path)
         staging = try StagingArea(library: directory)
         installer = LibraryInstaller(staging: staging)
         self.chunkIndex = chunkIndex
+        self.scanCache = scanCache
         // Files finished but not installed when we last stopped go back to being partials.
         _ = try staging.recoverInterruptedFiles()
     }
@@ -106,7 +110,7 @@ public final class LibraryImporter: Sendable {
 
     /// Newly landed files become local chunk sources for the next transfer (a rename, a resend).
     private func recordInIndex(_ asset: Asset, _ installed: [InstalledFile]) {
-        guard let chunkIndex else { return }
+        guard chunkIndex != nil || scanCache != nil else { return }
         var records: [IndexedFile] = []
         for (file, result) in zip(asset.files, installed) {
             let path = result.storedPath.string
@@ -114,9 +118,11 @@ public final class LibraryImporter: Sendable {
             var manifest = file.manifest
             manifest.path = path
             manifest.modificationTimeNs = status.modificationTimeNs
-            records.append(IndexedFile(manifest: manifest, inode: status.inode))
+            let identifier = AppleContentIdentifierReader.contentIdentifier(ofFileAt: URL(fileURLWithPath: directory.rootPath + "/" + path))
+            records.append(IndexedFile(manifest: manifest, inode: status.inode, contentIdentifier: identifier))
         }
-        try? chunkIndex.recordAll(records)
+        try? chunkIndex?.recordAll(records)
+        try? scanCache?.storeAll(records)
     }
 
     private static func validated(_ path: String) throws(ReceiveError) -> LibraryPath {

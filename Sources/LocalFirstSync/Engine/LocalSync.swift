@@ -17,6 +17,8 @@ public actor LocalSync {
         public var library: URL?
         /// Chunk index of that library, so chunks we already have are copied locally.
         public var libraryChunkIndex: ChunkIndex?
+        /// Scan cache of that library, so received files need no hashing at the next scan.
+        public var libraryScanCache: ScanCache?
         public var trust: TrustPolicy
         /// How long a person has to answer a connection request or an offer before it counts as declined.
         public var decisionTimeout: Duration
@@ -25,13 +27,15 @@ public actor LocalSync {
         public var log: @Sendable (String) -> Void
 
         public init(
-            deviceName: String, library: URL? = nil, libraryChunkIndex: ChunkIndex? = nil, trust: TrustPolicy = TrustPolicy(),
+            deviceName: String, library: URL? = nil, libraryChunkIndex: ChunkIndex? = nil, libraryScanCache: ScanCache? = nil,
+            trust: TrustPolicy = TrustPolicy(),
             decisionTimeout: Duration = .seconds(60), offerReplyTimeout: Duration = .seconds(90),
             log: @escaping @Sendable (String) -> Void = { _ in }
         ) {
             self.deviceName = deviceName
             self.library = library
             self.libraryChunkIndex = libraryChunkIndex
+            self.libraryScanCache = libraryScanCache
             self.trust = trust
             self.decisionTimeout = decisionTimeout
             self.offerReplyTimeout = offerReplyTimeout
@@ -44,7 +48,7 @@ public actor LocalSync {
     public let serviceType: String
     public let configuration: Configuration
     /// The receiving library, readable without hopping onto the actor (sessions open it lazily).
-    private nonisolated let receiveLibrary: (url: URL, chunkIndex: ChunkIndex?)?
+    private nonisolated let receiveLibrary: (url: URL, chunkIndex: ChunkIndex?, scanCache: ScanCache?)?
     private let transport: any Transport
     private let discovery: (any Discovery)?
     private var sessions: [DeviceID: PeerSession] = [:]
@@ -68,7 +72,7 @@ public actor LocalSync {
         self.identity = identity
         self.store = store
         self.configuration = configuration
-        receiveLibrary = configuration.library.map { ($0, configuration.libraryChunkIndex) }
+        receiveLibrary = configuration.library.map { ($0, configuration.libraryChunkIndex, configuration.libraryScanCache) }
         self.transport = transport
         self.discovery = discovery
     }
@@ -256,7 +260,7 @@ public actor LocalSync {
         return try importerLock.withLock { (cached: inout LibraryImporter?) throws(SyncError) -> LibraryImporter in
             if let cached { return cached }
             do {
-                let importer = try LibraryImporter(library: library.url, chunkIndex: library.chunkIndex)
+                let importer = try LibraryImporter(library: library.url, chunkIndex: library.chunkIndex, scanCache: library.scanCache)
                 cached = importer
                 return importer
             } catch {

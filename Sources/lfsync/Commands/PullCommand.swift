@@ -28,7 +28,8 @@ struct PullCommand {
         trust.entries[id] = .init(deviceID: id, acceptsConnections: true, acceptsOffers: true)
         let sync = LocalSync(
             identity: identity, store: try home.ledger(),
-            configuration: .init(deviceName: config.name, library: library, libraryChunkIndex: index.chunkIndex, trust: trust),
+            configuration: .init(deviceName: config.name, library: library, libraryChunkIndex: index.chunkIndex,
+                                 libraryScanCache: index.scanCache, trust: trust),
             transport: TCPTransport())
         var address = target.address
         if address == nil { address = await PeerResolver.discover(id, timeout: .seconds(5), localDeviceID: identity.deviceID) }

@@ -38,7 +38,7 @@ struct ServeCommand {
         let sync = LocalSync(
             identity: identity, store: ledger,
             configuration: .init(deviceName: config.name, library: library, libraryChunkIndex: index.chunkIndex,
-                                 trust: config.trustPolicy, decisionTimeout: .seconds(interactive ? 120 : 5), log: log),
+                                 libraryScanCache: index.scanCache, trust: config.trustPolicy, decisionTimeout: .seconds(interactive ? 120 : 5), log: log),
             transport: TCPTransport(), discovery: discovery)
         await sync.servePulls(from: library) { _ in
             (try? await scanner.scan().assets) ?? []

@@ -10,6 +10,7 @@ final class TestDevice: @unchecked Sendable {
     let store: SyncStateStore
     let library: URL
     let chunkIndex: ChunkIndex
+    let scanCache: ScanCache
     let sync: LocalSync
     var address: PeerAddress!
 
@@ -19,11 +20,14 @@ final class TestDevice: @unchecked Sendable {
         store = try SyncStateStore.inMemory()
         library = root.appendingPathComponent(name, isDirectory: true)
         try FileManager.default.createDirectory(at: library, withIntermediateDirectories: true)
-        chunkIndex = try LibraryIndex.inMemory().chunkIndex
+        let index = try LibraryIndex.inMemory()
+        chunkIndex = index.chunkIndex
+        scanCache = index.scanCache
         let trust = TrustPolicy(trusting.map { TrustPolicy.Entry(deviceID: $0.deviceID, acceptsConnections: true, acceptsOffers: autoAcceptOffers) })
         sync = LocalSync(
             identity: identity, store: store,
-            configuration: .init(deviceName: name, library: library, libraryChunkIndex: chunkIndex, trust: trust, decisionTimeout: decisionTimeout),
+            configuration: .init(deviceName: name, library: library, libraryChunkIndex: chunkIndex, libraryScanCache: scanCache,
+                                 trust: trust, decisionTimeout: decisionTimeout),
             transport: transport)
     }
 

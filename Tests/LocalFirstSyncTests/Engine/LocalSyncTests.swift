@@ -35,6 +35,11 @@ import Testing
                 #expect(try laptop.state(of: asset, for: nas) == .synced)
                 #expect(try nas.state(of: asset, for: laptop) == .synced)
             }
+            // What arrived is already in the receiver's scan cache: its next scan hashes nothing,
+            // and Live Photo pairs still pair (their identifiers were cached too).
+            let rescan = try await LibraryScanner(root: nas.library, cache: nas.scanCache).scan()
+            #expect(rescan.statistics.filesHashed == 0)
+            #expect(rescan.assets.map(\.contentID).sorted() == assets.map(\.contentID).sorted())
             // Staging is left empty once everything has landed.
             let staging = nas.library.appendingPathComponent(".lfsync/staging")
             #expect((try? FileManager.default.contentsOfDirectory(atPath: staging.path))?.isEmpty ?? true)
