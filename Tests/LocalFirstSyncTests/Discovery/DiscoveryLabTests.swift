@@ -58,62 +58,17 @@ enum DiscoveryLab {
     /// is the only reliable test that `ip netns` works (containers often forbid it).
     static let missingPrerequisite: String? = {
         guard geteuid() == 0 else { return "not root (network namespaces need it)" }
-        for tool in ["ip", "unshare", "dbus-daemon", "avahi-daemon"] where findInPath(tool) == nil {
+        for tool in ["ip", "unshare", "dbus-daemon", "avahi-daemon"] where LabProcess.findInPath(tool) == nil {
             return "\(tool) is not installed; `make test` installs avahi-daemon, dbus and iproute2"
         }
         guard FileManager.default.isExecutableFile(atPath: probe.path) else {
             return "lfsync-discovery-probe not found at \(probe.path); build it or set LFSYNC_DISCOVERY_PROBE"
         }
-        let name = "lfsync-check-\(getpid())"
-        guard run(["ip", "netns", "add", name]) == 0 else { return "`ip netns add` fails here" }
-        _ = run(["ip", "netns", "delete", name])
+        guard LabProcess.namespacesWork() else { return "`ip netns add` fails here" }
         return nil
     }()
 
     static func runScript() async throws -> (status: Int32, output: String) {
-        let log = FileManager.default.temporaryDirectory.appendingPathComponent("lfsync-lab-\(UUID().uuidString).log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: log) }
-        let handle = try FileHandle(forWritingTo: log)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = [script.path, probe.path]
-        process.standardOutput = handle
-        process.standardError = handle
-        let status = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int32, any Error>) in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do {
-                try process.run()
-            } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
-            }
-        }
-        try handle.close()
-        return (status, (try? String(contentsOf: log, encoding: .utf8)) ?? "")
-    }
-
-    private static func findInPath(_ tool: String) -> String? {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/sbin:/usr/bin:/sbin:/bin"
-        let directories = path.split(separator: ":").map(String.init) + ["/usr/sbin", "/sbin"]
-        return directories
-            .map { "\($0)/\(tool)" }
-            .first { FileManager.default.isExecutableFile(atPath: $0) }
-    }
-
-    /// Runs a short command synchronously; only used while deciding whether to skip.
-    private static func run(_ arguments: [String]) -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        do {
-            try process.run()
-        } catch {
-            return -1
-        }
-        process.waitUntilExit()
-        return process.terminationStatus
+        try await LabProcess.runScript(interpreter: "/bin/sh", arguments: [script.path, probe.path], logName: "lfsync-lab")
     }
 }

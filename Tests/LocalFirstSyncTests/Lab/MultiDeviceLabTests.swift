@@ -61,64 +61,17 @@ enum MultiDeviceLab {
     static let missingPrerequisite: String? = {
         guard geteuid() == 0 else { return "not root (network namespaces need it)" }
         for tool in ["ip", "tc", "unshare", "nsenter", "dbus-daemon", "avahi-daemon", "jq", "bash"]
-        where findInPath(tool) == nil {
+        where LabProcess.findInPath(tool) == nil {
             return "\(tool) is not installed; `make lab-deps` installs avahi-daemon, dbus, iproute2 and jq"
         }
         for url in [lfsync, bench] where !FileManager.default.isExecutableFile(atPath: url.path) {
             return "\(url.lastPathComponent) not found at \(url.path); build it or set LFSYNC_BINARY / LFSYNC_BENCH_BINARY"
         }
-        let name = "lfsync-check-\(getpid())"
-        guard run(["ip", "netns", "add", name]) == 0 else { return "`ip netns add` fails here" }
-        _ = run(["ip", "netns", "delete", name])
+        guard LabProcess.namespacesWork() else { return "`ip netns add` fails here" }
         return nil
     }()
 
-    /// Runs the script without blocking a cooperative thread: the continuation
-    /// resumes from the process's termination handler.
     static func runScript() async throws -> (status: Int32, output: String) {
-        let log = FileManager.default.temporaryDirectory.appendingPathComponent("lfsync-multilab-\(UUID().uuidString).log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: log) }
-        let handle = try FileHandle(forWritingTo: log)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [script.path, lfsync.path, bench.path]
-        process.standardOutput = handle
-        process.standardError = handle
-        let status = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int32, any Error>) in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do {
-                try process.run()
-            } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
-            }
-        }
-        try handle.close()
-        return (status, (try? String(contentsOf: log, encoding: .utf8)) ?? "")
-    }
-
-    private static func findInPath(_ tool: String) -> String? {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/sbin:/usr/bin:/sbin:/bin"
-        let directories = path.split(separator: ":").map(String.init) + ["/usr/sbin", "/sbin"]
-        return directories
-            .map { "\($0)/\(tool)" }
-            .first { FileManager.default.isExecutableFile(atPath: $0) }
-    }
-
-    /// Runs a short command synchronously; only used while deciding whether to skip.
-    private static func run(_ arguments: [String]) -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        do {
-            try process.run()
-        } catch {
-            return -1
-        }
-        process.waitUntilExit()
-        return process.terminationStatus
+        try await LabProcess.runScript(interpreter: "/bin/bash", arguments: [script.path, lfsync.path, bench.path], logName: "lfsync-multilab")
     }
 }
