@@ -4,8 +4,9 @@
 SWIFT        ?= swift
 PREFIX       ?= /usr/local
 APT_PACKAGES := pkg-config libsodium-dev libzstd-dev libsqlite3-dev libavahi-compat-libdnssd-dev
-# The lab runs its own avahi-daemon and D-Bus inside network namespaces.
-LAB_PACKAGES := avahi-daemon dbus iproute2 jq
+# The lab runs its own avahi-daemon and D-Bus inside network namespaces, and
+# drops packets with nftables where the kernel has no netem.
+LAB_PACKAGES := avahi-daemon dbus iproute2 jq nftables
 # The benchmarks compare against rsync, over ssh and as a daemon.
 BENCH_PACKAGES := rsync openssh-server openssh-client time
 # The CLI tests exercise the man page and the completion scripts in real tools and shells.
@@ -86,12 +87,13 @@ test: deps test-deps lab-deps
 	LFSYNC_BINARY=$(CURDIR)/$(DEBUG_BIN)/lfsync \
 	LFSYNC_DISCOVERY_PROBE=$(CURDIR)/$(DEBUG_BIN)/lfsync-discovery-probe \
 	LFSYNC_BENCH_BINARY=$(CURDIR)/$(DEBUG_BIN)/lfsync-bench \
+	LFSYNC_HOSTILE_PEER=$(CURDIR)/$(DEBUG_BIN)/lfsync-hostile-peer \
 	$(SWIFT) test --skip-build --no-parallel
 
 # The multi-device lab alone (root; network namespaces with their own avahi-daemon).
 # It exits 77 when it cannot run here; that is reported, not a failure.
 lab: build lab-deps
-	@bash Tests/Lab/lab.sh $(CURDIR)/$(DEBUG_BIN)/lfsync $(CURDIR)/$(DEBUG_BIN)/lfsync-bench; rc=$$?; \
+	@bash Tests/Lab/lab.sh $(CURDIR)/$(DEBUG_BIN)/lfsync $(CURDIR)/$(DEBUG_BIN)/lfsync-bench $(CURDIR)/$(DEBUG_BIN)/lfsync-hostile-peer; rc=$$?; \
 	if [ $$rc -eq 77 ]; then echo "lab skipped (reason above)"; exit 0; fi; exit $$rc
 
 # The main job: builds a sample library and shows what lfsync makes of it.

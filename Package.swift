@@ -27,6 +27,7 @@ let package = Package(
         .executableTarget(name: "lfsync", dependencies: ["LocalFirstSync"]),
         /// Advertises or browses over DNS-SD; the discovery lab runs it inside network namespaces.
         .executableTarget(name: "lfsync-discovery-probe", dependencies: ["LocalFirstSync"]),
+        .executableTarget(name: "lfsync-hostile-peer", dependencies: ["LocalFirstSync"]),
         /// Synthetic media and sample libraries, shared by tests, the demo and the benchmarks.
         .target(name: "LFSyncFixtures", dependencies: ["LocalFirstSync"]),
         .executableTarget(name: "lfsync-bench", dependencies: ["LocalFirstSync", "LFSyncFixtures"]),

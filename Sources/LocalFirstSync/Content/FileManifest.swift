@@ -18,6 +18,15 @@ public struct FileManifest: Hashable, Sendable, Codable {
         self.fileHash = fileHash
         self.chunks = chunks
     }
+
+    /// The manifest of bytes held in memory, cut by the real chunker: for
+    /// content that never was a file (tests, generated offers).
+    public init(path: String, contents: [UInt8], modificationTimeNs: Int64 = 0, configuration: ChunkerConfiguration = .default) {
+        var hasher = ChunkingHasher(configuration: configuration)
+        contents.withUnsafeBytes { hasher.update($0) }
+        let (fileHash, chunks) = hasher.finish()
+        self.init(path: path, size: UInt64(contents.count), modificationTimeNs: modificationTimeNs, fileHash: fileHash, chunks: chunks)
+    }
 }
 
 extension FileManifest {

@@ -84,6 +84,13 @@ actor PeerSession {
                     await sendOrClose([.ping(.init(nonce: UInt64.random(in: 0...UInt64.max)))])
                     continue
                 }
+                // A frame or message that breaks the protocol is named to the peer before we hang up
+                // (the stream can't be trusted past it, but our sending half still works). Anything
+                // below that (decryption, the socket) leaves nothing to say.
+                if let reply = Self.errorReply(for: error) {
+                    context.log("dropped \(peer): \(error)")
+                    try? await channel.send(.error(reply))
+                }
                 await close(reason: error.description)
                 return
             }
@@ -95,10 +102,22 @@ actor PeerSession {
                 try await handle(message)
             } catch {
                 // A peer that breaks the protocol is told why, then dropped.
+                context.log("dropped \(peer): \(error)")
                 try? await channel.send(.error(.init(code: .unexpectedMessage, message: WireText.fitted(error.description, maxBytes: 1000))))
                 await close(reason: error.description)
                 return
             }
+        }
+    }
+
+    private static func errorReply(for error: SecureChannelError) -> WireMessage.ErrorMessage? {
+        switch error {
+        case let .wire(wireError):
+            WireMessage.ErrorMessage(for: wireError)
+        case let .frame(frameError):
+            WireMessage.ErrorMessage(code: .limitExceeded, message: WireText.fitted(frameError.description, maxBytes: WireMessage.ErrorMessage.maxMessageBytes))
+        default:
+            nil
         }
     }
 

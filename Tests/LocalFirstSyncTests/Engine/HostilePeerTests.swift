@@ -30,11 +30,7 @@ import Testing
     }
 
     static func asset(path: String, bytes: [UInt8]) -> Asset {
-        var hasher = ChunkingHasher()
-        bytes.withUnsafeBytes { hasher.update($0) }
-        let (fileHash, chunks) = hasher.finish()
-        return Asset(files: [.init(role: .primary, manifest: FileManifest(
-            path: path, size: UInt64(bytes.count), modificationTimeNs: 0, fileHash: fileHash, chunks: chunks))])
+        Asset(files: [.init(role: .primary, manifest: FileManifest(path: path, contents: bytes))])
     }
 
     static func setUp(_ root: URL) async throws -> (InMemoryNetwork, TestDevice, DeviceIdentity) {
@@ -126,6 +122,43 @@ import Testing
                 }
             }
             #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path).isEmpty)
+        }
+    }
+
+    /// Frames lfsync's encoder would never produce (named, so test logs don't print 16 MiB of payload).
+    enum BrokenFrame: String, CaseIterable, CustomTestStringConvertible {
+        case overTheFrameLimit, offerClaimingAMillionAssets, unknownMessageType
+
+        var testDescription: String { rawValue }
+
+        var frame: Frame {
+            switch self {
+            case .overTheFrameLimit:
+                Frame(type: WireMessageType.chunk.rawValue, payload: [UInt8](repeating: 0, count: WireProtocol.maxPayloadLength + 1))
+            case .offerClaimingAMillionAssets:
+                Frame(type: WireMessageType.offer.rawValue, payload: [0, 0, 0, 0, 0, 0, 0, 1, 0, 0x0F, 0x42, 0x40])
+            case .unknownMessageType:
+                Frame(type: 0xEE, payload: [])
+            }
+        }
+
+        var expectedCode: WireMessage.ErrorMessage.Code {
+            self == .overTheFrameLimit ? .limitExceeded : .malformedMessage
+        }
+    }
+
+    /// The receiver names the problem with a typed Error, then hangs up.
+    @Test(arguments: BrokenFrame.allCases)
+    func brokenFramesAreAnsweredWithATypedError(broken: BrokenFrame) async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let (network, nas, mallory) = try await Self.setUp(root)
+            let raw = try await RawPeer.connect(to: nas, network: network, identity: mallory)
+            try await raw.channel.send(frames: [broken.frame])
+            var codes: [WireMessage.ErrorMessage.Code] = []
+            while let message = try? await raw.channel.receive() {
+                if case let .error(error) = message { codes.append(error.code) }
+            }
+            #expect(codes == [broken.expectedCode])
         }
     }
 

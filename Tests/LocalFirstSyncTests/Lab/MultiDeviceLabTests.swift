@@ -3,9 +3,9 @@ import Testing
 
 /// The multi-device lab (Tests/Lab/lab.sh): three devices as network namespaces
 /// joined to a bridge, each with its own avahi-daemon and `lfsync serve`, real
-/// DNS-SD discovery, then broadcast, kill -9, link down, packet loss, disk full
-/// and wrong-key scenarios. Needs root, `ip netns`, tc, avahi-daemon,
-/// dbus-daemon, jq and the `lfsync` and `lfsync-bench` binaries.
+/// DNS-SD discovery, then broadcast, kill -9, link down, packet loss, disk full,
+/// hostile-peer and wrong-key scenarios. Needs root, `ip netns`, tc, avahi-daemon,
+/// dbus-daemon, jq and the `lfsync`, `lfsync-bench` and `lfsync-hostile-peer` binaries.
 ///
 /// When a prerequisite is missing the test is skipped and the reason printed;
 /// with `LFSYNC_REQUIRE_LAB=1` the missing prerequisite is recorded as a failure.
@@ -37,6 +37,7 @@ enum MultiDeviceLab {
     /// `$LFSYNC_BINARY`, else next to the running test binary, else the debug build.
     static var lfsync: URL { binary("lfsync", environment: "LFSYNC_BINARY") }
     static var bench: URL { binary("lfsync-bench", environment: "LFSYNC_BENCH_BINARY") }
+    static var hostilePeer: URL { binary("lfsync-hostile-peer", environment: "LFSYNC_HOSTILE_PEER") }
 
     private static func binary(_ name: String, environment: String) -> URL {
         if let path = ProcessInfo.processInfo.environment[environment], !path.isEmpty {
@@ -64,14 +65,14 @@ enum MultiDeviceLab {
         where LabProcess.findInPath(tool) == nil {
             return "\(tool) is not installed; `make lab-deps` installs avahi-daemon, dbus, iproute2 and jq"
         }
-        for url in [lfsync, bench] where !FileManager.default.isExecutableFile(atPath: url.path) {
-            return "\(url.lastPathComponent) not found at \(url.path); build it or set LFSYNC_BINARY / LFSYNC_BENCH_BINARY"
+        for url in [lfsync, bench, hostilePeer] where !FileManager.default.isExecutableFile(atPath: url.path) {
+            return "\(url.lastPathComponent) not found at \(url.path); build it or set LFSYNC_BINARY / LFSYNC_BENCH_BINARY / LFSYNC_HOSTILE_PEER"
         }
         guard LabProcess.namespacesWork() else { return "`ip netns add` fails here" }
         return nil
     }()
 
     static func runScript() async throws -> (status: Int32, output: String) {
-        try await LabProcess.runScript(interpreter: "/bin/bash", arguments: [script.path, lfsync.path, bench.path], logName: "lfsync-multilab")
+        try await LabProcess.runScript(interpreter: "/bin/bash", arguments: [script.path, lfsync.path, bench.path, hostilePeer.path], logName: "lfsync-multilab")
     }
 }

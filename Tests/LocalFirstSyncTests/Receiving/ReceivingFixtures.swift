@@ -27,10 +27,7 @@ enum ReceivingFixtures {
 
     /// A manifest cut by the real chunker (default FastCDC parameters).
     static func chunkedManifest(_ bytes: [UInt8], path: String = "VID_0001.MOV") -> FileManifest {
-        var hasher = ChunkingHasher()
-        bytes.withUnsafeBytes { hasher.update($0) }
-        let (fileHash, chunks) = hasher.finish()
-        return FileManifest(path: path, size: UInt64(bytes.count), modificationTimeNs: mtimeNs, fileHash: fileHash, chunks: chunks)
+        FileManifest(path: path, contents: bytes, modificationTimeNs: mtimeNs)
     }
 
     static func chunk(_ index: Int, of bytes: [UInt8], _ manifest: FileManifest) -> [UInt8] {

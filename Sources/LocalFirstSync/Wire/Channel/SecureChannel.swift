@@ -84,6 +84,14 @@ public final class SecureChannel: Sendable {
         try await writer.send(messages)
     }
 
+    /// Sends frames exactly as given, without the per-message field checks of
+    /// `send(_:)`. This is the layer a conformance or hostile-peer test client
+    /// needs to put bytes on the wire that lfsync itself would never produce;
+    /// the receiving side must cope with anything sent this way.
+    public func send(frames: [Frame]) async throws(SecureChannelError) {
+        try await writer.send(frames: frames)
+    }
+
     /// The next message; nil when the peer closed the connection cleanly between messages.
     public func receive() async throws(SecureChannelError) -> WireMessage? {
         try await reader.receive()
@@ -171,6 +179,11 @@ actor SecureChannelWriter {
         for message in messages {
             do { frames.append(try message.frame()) } catch { throw .wire(error) }
         }
+        try await send(frames: frames)
+    }
+
+    func send(frames: [Frame]) async throws(SecureChannelError) {
+        if let failed { throw failed }
         var output: [UInt8] = []
         do {
             try FrameEncoder.forEachPlaintext(of: frames) { (plaintext: [UInt8]) throws(NoiseError) in

@@ -1,0 +1,90 @@
+import LocalFirstSync
+
+/// Byte-level builders for messages lfsync's own encoder would refuse to
+/// produce: they write the wire format of PROTOCOL.md directly.
+enum HostilePayload {
+    static func randomBytes(_ count: Int) -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+    }
+
+    static func asset(path: String, bytes: [UInt8]) -> Asset {
+        Asset(files: [.init(role: .primary, manifest: FileManifest(path: path, contents: bytes))])
+    }
+
+    /// A well-formed manifest for a file nobody has: `chunkCount` chunks of `chunkLength` bytes.
+    static func hugeAsset(path: String, chunkCount: Int, chunkLength: UInt32) -> Asset {
+        // Distinct chunk hashes, so no deduplication can shrink what the receiver must store.
+        var hasher = Blake2b()
+        let chunks = (0..<chunkCount).map { index -> ChunkRef in
+            hasher.update(withUnsafeBytes(of: UInt64(index).bigEndian) { Array($0) })
+            return ChunkRef(length: chunkLength, hash: hasher.finalizeHashAndReset())
+        }
+        let fileHash = Blake2b.hash(randomBytes(32))
+        return Asset(files: [.init(role: .primary, manifest: FileManifest(
+            path: path, size: UInt64(chunkCount) * UInt64(chunkLength), modificationTimeNs: 0, fileHash: fileHash, chunks: chunks))])
+    }
+
+    /// An Offer frame written field by field, without the encoder's name checks.
+    static func offerFrame(offerID: UInt64, assets: [Asset]) -> Frame {
+        var writer = ByteWriter(capacity: 1024)
+        writer.write(offerID)
+        writer.write(UInt32(assets.count))
+        for asset in assets { asset.encode(into: &writer) }
+        return Frame(type: WireMessageType.offer.rawValue, payload: writer.bytes)
+    }
+
+    /// A Chunk frame (file 0, chunk 0) whose payload need not match what it claims.
+    static func chunkFrame(offerID: UInt64, contentID: ContentID, payload: ChunkPayload) -> Frame {
+        var writer = ByteWriter(capacity: payload.encodedLength + 64)
+        writer.write(offerID)
+        writer.write(contentID.hash)
+        writer.write(UInt16(0))
+        writer.write(UInt32(0))
+        switch payload {
+        case let .raw(bytes):
+            writer.write(UInt8(0))
+            writer.write(UInt32(bytes.count))
+            writer.writeLengthPrefixed(bytes)
+        case let .zstd(compressed, decodedLength):
+            writer.write(UInt8(1))
+            writer.write(UInt32(decodedLength))
+            writer.writeLengthPrefixed(compressed)
+        }
+        return Frame(type: WireMessageType.chunk.rawValue, payload: writer.bytes)
+    }
+
+    /// One zstd frame of 256 MiB of zeros: a few KiB on the wire.
+    static func zstdBomb() -> [UInt8] {
+        let zeros = [UInt8](repeating: 0, count: 256 << 20)
+        let compressor = ZstdCompressor(level: 3)
+        return compressor.compress(zeros, maxOutputLength: 1 << 20) ?? []
+    }
+
+    /// An Offer that claims `count` assets and carries one asset's worth of bytes.
+    static func lyingAssetCountFrame(offerID: UInt64, count: UInt32) -> Frame {
+        var writer = ByteWriter(capacity: 256)
+        writer.write(offerID)
+        writer.write(count)
+        asset(path: "lie.txt", bytes: [1, 2, 3]).encode(into: &writer)
+        return Frame(type: WireMessageType.offer.rawValue, payload: writer.bytes)
+    }
+
+    /// An Offer with one manifest that claims `count` chunks and carries one.
+    static func lyingChunkCountFrame(offerID: UInt64, count: UInt32) -> Frame {
+        var writer = ByteWriter(capacity: 256)
+        writer.write(offerID)
+        writer.write(UInt32(1))            // assets
+        writer.write(UInt16(1))            // files in the asset
+        writer.write(FileRole.primary.rawValue)
+        writer.write(UInt8(1))             // manifest encoding version
+        writer.writeString("lie.bin")
+        writer.write(UInt64(count) << 16)  // size: count chunks of 64 KiB
+        writer.write(Int64(0))             // modification time
+        writer.write(Blake2b.hash(randomBytes(32)))  // file hash
+        writer.write(count)                // chunk count: the lie
+        writer.write(UInt32(1 << 16))
+        writer.write(Blake2b.hash(randomBytes(32)))
+        return Frame(type: WireMessageType.offer.rawValue, payload: writer.bytes)
+    }
+}
