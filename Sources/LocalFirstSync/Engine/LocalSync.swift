@@ -242,8 +242,8 @@ public actor LocalSync {
                 return try self.importerForReceiving()
             },
             announceTransfer: { [incomingTransferStream] in incomingTransferStream.continuation.yield($0) },
-            onReceived: { content, peer, bytes in
-                try? store.record(.synced, for: [content], peer: peer.ledgerKey, bytes: bytes)
+            onReceived: { contents, peer in
+                try? store.recordSynced(contents, peer: peer.ledgerKey)
             },
             onPull: { [weak self] peer throws(SyncError) in
                 guard let self else { return }

@@ -62,20 +62,24 @@ struct PeerSendJob {
 
         var locallyFailed: [ContentID: String] = [:]
         var cut: String?
+        // One chunk ahead: the next chunk is read and verified (on the reader's
+        // actor) while this one is encrypted and sent (on the channel's), so the
+        // two halves of the work run on both cores.
+        var upcoming = plan.first.map { fetch($0.key, file: $0.file, offset: $0.offset) }
         for (position, item) in plan.enumerated() {
-            if locallyFailed[item.key.contentID] != nil {
-                await reader.abandon([item.key])
-                continue
-            }
+            guard let current = upcoming else { break }
+            let fetched = await current.value
+            upcoming = position + 1 < plan.count ? fetch(plan[position + 1].key, file: plan[position + 1].file, offset: plan[position + 1].offset) : nil
+            if locallyFailed[item.key.contentID] != nil { continue }  // the reader released it already
             let payload: ChunkPayload
-            do {
-                payload = try await reader.payload(for: item.key, file: item.file, chunkOffset: item.offset)
-            } catch {
-                let reason = switch error {
+            switch fetched {
+            case let .success(fetchedPayload):
+                payload = fetchedPayload
+            case let .failure(error):
+                locallyFailed[item.key.contentID] = switch error {
                 case let .sourceChanged(path): "\(path) changed while being sent"
                 case let .unreadable(path, why): "cannot read \(path): \(why)"
                 }
-                locallyFailed[item.key.contentID] = reason
                 continue
             }
             do {
@@ -84,7 +88,8 @@ struct PeerSendJob {
                     chunkIndex: UInt32(item.key.chunkIndex), payload: payload))])
             } catch {
                 cut = error.description
-                await reader.abandon(plan[(position + 1)...].map(\.key))
+                // The one being fetched releases itself; the rest were never asked for.
+                await reader.abandon(plan.dropFirst(position + 2).map(\.key))
                 break
             }
             summary.chunkBytesSent += UInt64(payload.encodedLength)
@@ -98,12 +103,23 @@ struct PeerSendJob {
 
         // Receipts: only a peer's confirmation makes a row `synced`.
         var outstanding = Set(contents).subtracting(locallyFailed.keys)
+        // `synced` rows are written in batches: a burst of receipts (a repeat push
+        // confirms everything at once) costs one commit instead of one per asset.
+        // A row not yet written stays `inFlight`, so a crash only means offering it again.
+        var confirmed: [(content: ContentID, bytes: UInt64)] = []
+        var lastCommit = ContinuousClock.now
+        func commitConfirmed() {
+            try? store.recordSynced(confirmed, peer: peer.ledgerKey)
+            confirmed.removeAll(keepingCapacity: true)
+            lastCommit = .now
+        }
         if cut == nil {
             for await receipt in receipts where outstanding.contains(receipt.contentID) {
                 outstanding.remove(receipt.contentID)
                 switch receipt.outcome {
                 case .stored:
-                    try? store.record(.synced, for: [receipt.contentID], peer: peer.ledgerKey, bytes: byID[receipt.contentID]?.totalSize)
+                    confirmed.append((receipt.contentID, byID[receipt.contentID]?.totalSize ?? 0))
+                    if confirmed.count >= 512 || ContinuousClock.now - lastCommit > .seconds(1) { commitConfirmed() }
                     summary.assetsStored += 1
                 case let .failed(reason):
                     try? store.record(.failed, for: [receipt.contentID], peer: peer.ledgerKey, reason: reason)
@@ -114,6 +130,7 @@ struct PeerSendJob {
                 if outstanding.isEmpty { break }
             }
         }
+        commitConfirmed()
         await session.finishOutgoing(offerID)
         for (content, reason) in locallyFailed {
             try? store.record(.failed, for: [content], peer: peer.ledgerKey, reason: reason)
@@ -128,6 +145,17 @@ struct PeerSendJob {
         summary.state = summary.failures.isEmpty ? .completed : .failed(reason: summary.failures.values.sorted().first ?? lost)
         transfer.publish(TransferUpdate(peer: peer, progress: progress, state: summary.state))
         transfer.finish(summary)
+    }
+
+    private func fetch(_ key: BroadcastChunkReader.Key, file: FileManifest, offset: UInt64) -> Task<Result<ChunkPayload, BroadcastChunkReader.Failure>, Never> {
+        let reader = self.reader
+        return Task {
+            do throws(BroadcastChunkReader.Failure) {
+                return .success(try await reader.payload(for: key, file: file, chunkOffset: offset))
+            } catch {
+                return .failure(error)
+            }
+        }
     }
 
     private func end(_ summary: inout PeerTransferSummary, contents: [ContentID], state: TransferState, ledgerReason: String, progress: TransferProgress) async {

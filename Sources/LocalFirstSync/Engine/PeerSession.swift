@@ -16,15 +16,22 @@ actor PeerSession {
     private var closedReason: String?
     private var onClose: (@Sendable (PeerSession) async -> Void)?
     private let decompressor = ZstdDecompressor()
+    /// Decrypts the next chunks while this actor verifies and writes the current one.
+    private let incoming: ChannelReadAhead
+    /// While set, receipts and ledger rows of completed assets wait here, to
+    /// leave as one message batch and one commit (see `completeHeld`).
+    private var held: (receipts: [WireMessage], received: [(content: ContentID, bytes: UInt64)])?
 
     init(peer: Peer, channel: SecureChannel, context: SessionContext) {
         self.peer = peer
         self.channel = channel
         self.context = context
+        incoming = ChannelReadAhead(channel: channel)
     }
 
     func start(onClose: @escaping @Sendable (PeerSession) async -> Void) {
         self.onClose = onClose
+        incoming.start()
         loop = Task { await self.run() }
     }
 
@@ -77,8 +84,8 @@ actor PeerSession {
 
     private func run() async {
         while true {
-            let message: WireMessage?
-            do { message = try await channel.receive() } catch {
+            let received: ChannelReadAhead.Incoming?
+            do { received = try await incoming.next().get() } catch {
                 if case .transport(.timedOut(.idle)) = error {
                     // Quiet is fine (a person may be deciding); a ping proves the peer is still there.
                     await sendOrClose([.ping(.init(nonce: UInt64.random(in: 0...UInt64.max)))])
@@ -94,12 +101,16 @@ actor PeerSession {
                 await close(reason: error.description)
                 return
             }
-            guard let message else {
+            guard let received else {
                 await close(reason: "\(peer) closed the connection")
                 return
             }
             do throws(SyncError) {
-                try await handle(message)
+                if case let .chunk(chunk) = received.message {
+                    try await self.received(chunk, payloadHash: await received.payloadHash?.value)
+                } else {
+                    try await handle(received.message)
+                }
             } catch {
                 // A peer that breaks the protocol is told why, then dropped.
                 context.log("dropped \(peer): \(error)")
@@ -129,7 +140,7 @@ actor PeerSession {
             guard outgoing[reply.offerID]?.reply != nil else { throw .protocolViolation("reply to unknown offer \(reply.offerID)") }
             resolveReply(reply.offerID, .success(reply))
         case let .chunk(chunk):
-            try await received(chunk)
+            try await received(chunk, payloadHash: nil)
         case let .receipt(receipt):
             guard let offer = outgoing[receipt.offerID] else { throw .protocolViolation("receipt for unknown offer \(receipt.offerID)") }
             offer.receipts.yield(receipt)
@@ -213,13 +224,16 @@ actor PeerSession {
         receiving[offer.offerID] = state.pendingAssets.isEmpty ? nil : state
         await sendOrClose([.offerReply(.init(offerID: offer.offerID, accepted: true, needed: needed))])
         if state.pendingAssets.isEmpty { state.handle.finish() }
-        // Assets we already had entirely land (or are confirmed) at once.
+        // Assets we already had entirely land (or are confirmed) at once, in one batch.
+        held = ([], [])
         for item in plan.assets where item.missing.values.allSatisfy(\.isEmpty) {
             await complete(offerID: offer.offerID, contentID: item.asset.contentID)
         }
+        await releaseHeld()
     }
 
-    private func received(_ chunk: WireMessage.Chunk) async throws(SyncError) {
+    /// - Parameter payloadHash: BLAKE2b-256 of a raw payload, computed by the read-ahead.
+    private func received(_ chunk: WireMessage.Chunk, payloadHash: Hash256?) async throws(SyncError) {
         // Consent: bytes for an offer nobody accepted are a violation, and end the connection.
         guard var state = receiving[chunk.offerID], state.phase == .receiving else {
             throw .protocolViolation("chunk for offer \(chunk.offerID), which was not accepted")
@@ -236,7 +250,7 @@ actor PeerSession {
         do { bytes = try chunk.payload.decoded(using: decompressor) } catch { throw .protocolViolation("chunk \(chunkIndex): \(error)") }
         do throws(ReceiveError) {
             guard let file = asset.files[fileIndex] else { throw .chunkIndexOutOfRange(index: chunkIndex, chunkCount: 0) }
-            try file.write(chunkAt: chunkIndex, bytes: bytes)
+            try file.write(chunkAt: chunkIndex, bytes: bytes, hash: payloadHash ?? Blake2b.hash(bytes))
         } catch {
             if case .chunkHashMismatch = error { throw .protocolViolation("chunk \(chunkIndex) of \(asset.asset.files[fileIndex].manifest.path) does not match its hash") }
             // Local trouble (disk full...): this asset fails, the connection survives.
@@ -261,7 +275,11 @@ actor PeerSession {
         do {
             let installed = try context.importer().install(asset.asset, files: asset.files)
             state.handle.record(.stored(installed), for: contentID)
-            context.receivedAsset(contentID, from: peer, bytes: asset.asset.totalSize)
+            if held != nil {
+                held?.received.append((contentID, asset.asset.totalSize))
+            } else {
+                context.receivedAssets([(contentID, asset.asset.totalSize)], from: peer)
+            }
             await finishAsset(offerID: offerID, contentID: contentID, receipt: .stored)
         } catch {
             await fail(offerID: offerID, contentID: contentID, reason: "\(error)")
@@ -280,7 +298,20 @@ actor PeerSession {
         state.handle.update { $0.assetsDone += 1 }
         receiving[offerID] = state.pendingAssets.isEmpty ? nil : state
         if state.pendingAssets.isEmpty { state.handle.finish() }
-        await sendOrClose([.receipt(.init(offerID: offerID, contentID: contentID, outcome: receipt))])
+        let message = WireMessage.receipt(.init(offerID: offerID, contentID: contentID, outcome: receipt))
+        if held != nil {
+            held?.receipts.append(message)
+        } else {
+            await sendOrClose([message])
+        }
+    }
+
+    /// Sends the held receipts together and records the held ledger rows in one commit.
+    private func releaseHeld() async {
+        guard let batch = held else { return }
+        held = nil
+        context.receivedAssets(batch.received, from: peer)
+        if !batch.receipts.isEmpty { await sendOrClose(batch.receipts) }
     }
 
     private func cancelled(_ cancel: WireMessage.Cancel) {
@@ -309,6 +340,7 @@ actor PeerSession {
             state.handle.finish()
         }
         receiving.removeAll()
+        incoming.stop()
         await channel.close()
         loop?.cancel()
         if let onClose {

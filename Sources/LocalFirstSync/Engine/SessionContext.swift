@@ -5,13 +5,13 @@ struct SessionContext: Sendable {
     let decisionTimeout: Duration
     let importerProvider: @Sendable () throws(SyncError) -> LibraryImporter
     let announceTransfer: @Sendable (IncomingTransfer) -> Void
-    let onReceived: @Sendable (ContentID, Peer, UInt64) -> Void
+    let onReceived: @Sendable ([(content: ContentID, bytes: UInt64)], Peer) -> Void
     let onPull: @Sendable (Peer) async throws(SyncError) -> Void
     let logger: @Sendable (String) -> Void
 
     func importer() throws(SyncError) -> LibraryImporter { try importerProvider() }
     func announce(_ transfer: IncomingTransfer) { announceTransfer(transfer) }
-    func receivedAsset(_ content: ContentID, from peer: Peer, bytes: UInt64) { onReceived(content, peer, bytes) }
+    func receivedAssets(_ contents: [(content: ContentID, bytes: UInt64)], from peer: Peer) { onReceived(contents, peer) }
     func pullRequested(by peer: Peer) async throws(SyncError) { try await onPull(peer) }
     func log(_ line: String) { logger(line) }
 

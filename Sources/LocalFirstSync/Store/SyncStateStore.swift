@@ -122,6 +122,31 @@ public final class SyncStateStore: Sendable {
         }
     }
 
+    /// Marks many contents `synced` with `peer` in one transaction, each with
+    /// its own byte count: a burst of receipts costs one commit (one fsync),
+    /// not one per asset.
+    public func recordSynced(_ entries: [(content: ContentID, bytes: UInt64)], peer: PeerKey, at date: Date = Date()) throws(SQLiteError) {
+        guard !entries.isEmpty else { return }
+        let milliseconds = Self.milliseconds(date)
+        try database.write { db throws(SQLiteError) in
+            let upsert = try db.cachedStatement("""
+                INSERT INTO sync_state (peer, content_id, state, reason, bytes, updated_at_ms)
+                VALUES (?, ?, ?, NULL, ?, ?)
+                ON CONFLICT (peer, content_id) DO UPDATE SET
+                    state = excluded.state, reason = NULL, bytes = excluded.bytes,
+                    updated_at_ms = excluded.updated_at_ms
+                """)
+            try upsert.bind(peer.rawValue, at: 1)
+            try upsert.bind(SyncState.synced.rawValue, at: 3)
+            try upsert.bind(milliseconds, at: 5)
+            for entry in entries {
+                try upsert.bind(entry.content.hash.bytes, at: 2)
+                try upsert.bind(.integer(unsigned: entry.bytes), at: 4)
+                try upsert.run()
+            }
+        }
+    }
+
     // MARK: Reading many rows
 
     /// The candidates that are not `synced` with `peer`, in their given order

@@ -32,6 +32,11 @@ public final class IncomingFile {
     private let isNew: Bool
     private var present: ChunkBitmap
     private var isFinished = false
+    /// The file hash over the leading chunks stored so far, in order: chunks
+    /// normally arrive in order, so `finish()` rarely has to read anything back.
+    private var fileHasher = Blake2b()
+    /// How many leading chunks `fileHasher` has seen.
+    private var hashedChunkCount = 0
 
     /// Chunks this object has verified so far (by writing, copying, or
     /// `verifiedChunks()`); no I/O.
@@ -156,11 +161,17 @@ public final class IncomingFile {
     /// *before* anything is written, so the partial only ever holds verified
     /// bytes at their own offsets.
     public func write(chunkAt index: Int, bytes: [UInt8]) throws(ReceiveError) {
+        try write(chunkAt: index, bytes: bytes, hash: Blake2b.hash(bytes))
+    }
+
+    /// `write(chunkAt:bytes:)` for a caller that already computed `hash`,
+    /// the BLAKE2b-256 of `bytes` (on another core, while this file was busy).
+    func write(chunkAt index: Int, bytes: [UInt8], hash: Hash256) throws(ReceiveError) {
         let chunk = try writableChunk(index)
         guard bytes.count == Int(chunk.length) else {
             throw .chunkLengthMismatch(index: index, expected: chunk.length, actual: bytes.count)
         }
-        guard Blake2b.hash(bytes) == chunk.hash else { throw .chunkHashMismatch(index: index) }
+        guard hash == chunk.hash else { throw .chunkHashMismatch(index: index) }
         try store(bytes, at: index)
     }
 
@@ -179,13 +190,16 @@ public final class IncomingFile {
 
     /// Ends the transfer: every chunk must be verified. The partial is first
     /// renamed to a private `.staged` name (so no other transfer writes to it
-    /// again), then read back whole and checked against `fileHash` — a
-    /// mismatch means the manifest's chunk list and file hash disagree, and
-    /// the file is deleted. Then the manifest's mtime is set and the file
-    /// fsynced (data and mtime durable before the installer renames it).
+    /// again), then checked against `fileHash` — a mismatch means the
+    /// manifest's chunk list and file hash disagree, and the file is deleted.
+    /// Then the manifest's mtime is set and the file fsynced (data and mtime
+    /// durable before the installer renames it).
     ///
-    /// The read-back is served from the page cache: it proves the bytes we
-    /// wrote form the announced file, not that the disk kept them.
+    /// The file hash was computed while the verified chunks were written in
+    /// order; only a tail that arrived out of order, was resumed or was copied
+    /// before its predecessors is read back (from the page cache). Either way
+    /// it proves the bytes we wrote form the announced file, not that the disk
+    /// kept them.
     public func finish() throws(ReceiveError) -> StagedFile {
         guard !isFinished else { throw .alreadyFinished(fileHash: manifest.fileHash) }
         guard present.isComplete else {
@@ -217,8 +231,14 @@ public final class IncomingFile {
         do {
             readBack = try ReceiveError.system { () throws(SystemError) in
                 let size = try descriptor.status(staged.displayPath).size
-                // `nil` only if the file shrank under us: hash as empty, which cannot match.
-                return (size, try descriptor.hash(from: 0, length: size, staged.displayPath) ?? Blake2b.hash([]))
+                let tailStart = offsets[hashedChunkCount]
+                if tailStart < size {
+                    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+                    defer { buffer.deallocate() }
+                    // `false` only if the file shrank under us: the size check below refuses it.
+                    _ = try descriptor.feed(&fileHasher, from: tailStart, length: size - tailStart, buffer: buffer, staged.displayPath)
+                }
+                return (size, fileHasher.finalizeHashAndReset())
             }
         } catch {
             restorePartial()
@@ -255,6 +275,10 @@ public final class IncomingFile {
         let display = displayPath
         try ReceiveError.system { () throws(SystemError) in try descriptor.write(bytes, at: offsets[index], display) }
         present.insert(index)
+        if index == hashedChunkCount {
+            bytes.withUnsafeBytes { fileHasher.update($0) }
+            hashedChunkCount += 1
+        }
     }
 
     /// Refuses to write once another transfer's `finish()` has taken the

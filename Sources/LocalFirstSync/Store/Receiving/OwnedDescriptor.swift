@@ -96,18 +96,24 @@ final class OwnedDescriptor: Sendable {
     /// whatever the file's.
     func hash(from offset: UInt64, length: UInt64, buffer: UnsafeMutableRawBufferPointer, _ what: String) throws(SystemError) -> Hash256? {
         var hasher = Blake2b()
+        guard try feed(&hasher, from: offset, length: length, buffer: buffer, what) else { return nil }
+        return hasher.finalizeHash()
+    }
+
+    /// Feeds `length` bytes from `offset` into `hasher`; `false` if the file ended first.
+    func feed(_ hasher: inout Blake2b, from offset: UInt64, length: UInt64, buffer: UnsafeMutableRawBufferPointer, _ what: String) throws(SystemError) -> Bool {
         var position = offset
         var remaining = length
         while remaining > 0 {
             let want = Int(min(UInt64(buffer.count), remaining))
             let slice = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want])
             let got = try read(into: slice, at: position, what)
-            guard got == want else { return nil }
+            guard got == want else { return false }
             hasher.update(UnsafeRawBufferPointer(slice))
             position += UInt64(got)
             remaining -= UInt64(got)
         }
-        return hasher.finalizeHash()
+        return true
     }
 
     /// `hash(from:length:buffer:)` with a buffer of its own (at most `bufferSize` bytes).

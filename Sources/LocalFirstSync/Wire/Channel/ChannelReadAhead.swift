@@ -1,0 +1,132 @@
+import Synchronization
+
+/// Receives and decrypts a channel's next messages while its consumer is
+/// still handling the current one, up to `byteLimit` bytes of chunk data
+/// ahead (plus one message).
+///
+/// Without it a receiver alternates: decrypt a chunk, then hash and write it,
+/// then decrypt the next. With it the work is a three-stage pipeline that
+/// keeps both cores busy: decrypting the next message, hashing a raw chunk's
+/// payload (BLAKE2b, in a task of its own per chunk), and the consumer
+/// comparing that hash with its manifest, extending the file hash and
+/// writing. Memory stays bounded: the reading side waits while the buffer
+/// is full.
+final class ChannelReadAhead: Sendable {
+    /// A message, and for a raw chunk the BLAKE2b-256 of its payload, being computed.
+    struct Incoming: Sendable {
+        var message: WireMessage
+        var payloadHash: Task<Hash256, Never>?
+    }
+
+    typealias Received = Result<Incoming?, SecureChannelError>
+
+    private struct State {
+        var buffered: [(received: Received, bytes: Int)] = []
+        var bufferedBytes = 0
+        var consumer: CheckedContinuation<Received, Never>?
+        var producer: CheckedContinuation<Void, Never>?
+        var stopped = false
+    }
+
+    private let channel: SecureChannel
+    private let byteLimit: Int
+    private let state = Mutex(State())
+
+    init(channel: SecureChannel, byteLimit: Int = 4 << 20) {
+        self.channel = channel
+        self.byteLimit = byteLimit
+    }
+
+    /// Starts reading ahead; the task ends at the end of the stream, on a
+    /// failure other than an idle timeout, or after `stop()`.
+    func start() {
+        Task { await self.readLoop() }
+    }
+
+    /// The next message, in order: `.success(nil)` at a clean end of stream.
+    func next() async -> Received {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Received, Never>) in
+            let (ready, producer) = state.withLock { state -> (Received?, CheckedContinuation<Void, Never>?) in
+                guard !state.buffered.isEmpty else {
+                    if state.stopped { return (.success(nil), nil) }
+                    state.consumer = continuation
+                    return (nil, nil)
+                }
+                let first = state.buffered.removeFirst()
+                state.bufferedBytes -= first.bytes
+                let producer = state.bufferedBytes < byteLimit ? state.producer.take() : nil
+                return (first.received, producer)
+            }
+            producer?.resume()
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+
+    /// Stops reading ahead (the channel itself is closed by its owner) and
+    /// ends a pending `next()` with the end of the stream.
+    func stop() {
+        let (producer, consumer) = state.withLock { state in
+            state.stopped = true
+            return (state.producer.take(), state.consumer.take())
+        }
+        producer?.resume()
+        consumer?.resume(returning: .success(nil))
+    }
+
+    private func readLoop() async {
+        while true {
+            await waitForRoom()
+            if state.withLock({ $0.stopped }) { return }
+            let received: Received
+            do {
+                received = .success(try await channel.receive().map(Self.prepare))
+            } catch {
+                received = .failure(error)
+            }
+            deliver(received)
+            switch received {
+            case .success(.some):
+                continue
+            case .failure(.transport(.timedOut(.idle))):
+                continue  // only a quiet peer: the stream is intact
+            case .success(.none), .failure:
+                state.withLock { $0.stopped = true }  // later calls to next() see the end
+                return
+            }
+        }
+    }
+
+    private func waitForRoom() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let mustWait = state.withLock { state -> Bool in
+                guard !state.stopped, state.bufferedBytes >= byteLimit else { return false }
+                state.producer = continuation
+                return true
+            }
+            if !mustWait { continuation.resume() }
+        }
+    }
+
+    private func deliver(_ received: Received) {
+        let bytes = Self.size(of: received)
+        let consumer = state.withLock { state -> CheckedContinuation<Received, Never>? in
+            if let consumer = state.consumer.take() { return consumer }
+            state.buffered.append((received, bytes))
+            state.bufferedBytes += bytes
+            return nil
+        }
+        consumer?.resume(returning: received)
+    }
+
+    private static func prepare(_ message: WireMessage) -> Incoming {
+        guard case let .chunk(chunk) = message, case let .raw(bytes) = chunk.payload else {
+            return Incoming(message: message, payloadHash: nil)
+        }
+        return Incoming(message: message, payloadHash: Task { Blake2b.hash(bytes) })
+    }
+
+    private static func size(of received: Received) -> Int {
+        guard case let .success(incoming?) = received, case let .chunk(chunk) = incoming.message else { return 64 }
+        return chunk.payload.encodedLength + 64
+    }
+}
