@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+internal import CLinux
 
 /// One file being received: chunks, verified one by one, land in its partial
 /// in the staging area; `finish()` turns the complete partial into a
@@ -274,6 +275,10 @@ public final class IncomingFile {
         try ensureStillOurPartial()
         let display = displayPath
         try ReceiveError.system { () throws(SystemError) in try descriptor.write(bytes, at: offsets[index], display) }
+        // The fsync in `finish()` must not find the whole file still dirty: that would stall the
+        // receiving session while the disk catches up. Start writing this chunk back now, in the
+        // background (advisory; failures are ignored, the fsync still decides).
+        _ = lfsync_start_writeback(descriptor.rawValue, Int64(offsets[index]), Int64(bytes.count))
         present.insert(index)
         if index == hashedChunkCount {
             bytes.withUnsafeBytes { fileHasher.update($0) }

@@ -174,21 +174,20 @@ actor SecureChannelWriter {
 
     func send(_ messages: [WireMessage]) async throws(SecureChannelError) {
         if let failed { throw failed }
-        var frames: [Frame] = []
-        frames.reserveCapacity(messages.count)
-        for message in messages {
-            do { frames.append(try message.frame()) } catch { throw .wire(error) }
-        }
-        try await send(frames: frames)
+        let pieces: [[UInt8]]
+        do { pieces = try FrameSealer.pieces(of: messages) } catch { throw .wire(error) }
+        try await send(pieces: pieces)
     }
 
     func send(frames: [Frame]) async throws(SecureChannelError) {
         if let failed { throw failed }
-        var output: [UInt8] = []
+        try await send(pieces: FrameSealer.pieces(of: frames))
+    }
+
+    private func send(pieces: [[UInt8]]) async throws(SecureChannelError) {
+        let output: [UInt8]
         do {
-            try FrameEncoder.forEachPlaintext(of: frames) { (plaintext: [UInt8]) throws(NoiseError) in
-                NoiseMessageFramer.prefixed(try cipher.encrypt(plaintext), into: &output)
-            }
+            output = try FrameSealer.seal(pieces, with: &cipher)
         } catch {
             failed = .handshake(error)
             throw .handshake(error)

@@ -21,6 +21,21 @@ extension WireMessage {
         }
 
         func encode(into writer: inout ByteWriter) throws(WireError) {
+            try encodeFields(into: &writer)
+            writer.write(contentsOf: data)
+        }
+
+        /// The bytes on the wire after the fields: raw or compressed chunk data.
+        var data: [UInt8] {
+            switch payload {
+            case let .raw(bytes): bytes
+            case let .zstd(compressed, _): compressed
+            }
+        }
+
+        /// Everything of the encoding before `data` (which follows as is), so a
+        /// sender can put the data on the wire without copying it into a frame.
+        func encodeFields(into writer: inout ByteWriter) throws(WireError) {
             try Self.checking { () throws(ByteReaderError) in
                 try Self.validate(fileIndex: fileIndex, chunkIndex: chunkIndex,
                                   decodedLength: payload.decodedLength, dataLength: payload.encodedLength)
@@ -31,11 +46,11 @@ extension WireMessage {
             writer.write(chunkIndex)
             writer.write(payload.encodingByte)
             writer.write(UInt32(payload.decodedLength))
-            switch payload {
-            case let .raw(bytes): writer.writeLengthPrefixed(bytes)
-            case let .zstd(compressed, _): writer.writeLengthPrefixed(compressed)
-            }
+            writer.write(UInt32(payload.encodedLength))
         }
+
+        /// Size of the fields written by `encodeFields`.
+        static let fieldsLength = 8 + Hash256.byteCount + 2 + 4 + 1 + 4 + 4
 
         init(from reader: inout ByteReader) throws(WireError) {
             (offerID, contentID, fileIndex, chunkIndex, payload) = try Self.decoding { () throws(ByteReaderError) in

@@ -42,6 +42,25 @@ enum ChaChaPoly {
         return output
     }
 
+    /// `encrypt` from and into caller-owned memory (no associated data):
+    /// writes `plaintext.count + Noise.tagLength` bytes at `output`. The
+    /// channel's writer encrypts chunk data in place this way, without first
+    /// copying it into a message buffer.
+    static func encrypt(key: SecureBytes, counter: UInt64, plaintext: UnsafeRawBufferPointer, into output: UnsafeMutableRawPointer) {
+        _ = Sodium.ready
+        let nonceBytes = nonce(counter)
+        var outputLength: UInt64 = 0
+        nonceBytes.withUnsafeBufferPointer { nonceBuffer in
+            key.withBytePointer { keyPointer in
+                guard let noncePointer = nonceBuffer.baseAddress else { preconditionFailure("12-byte nonce without storage") }
+                _ = crypto_aead_chacha20poly1305_ietf_encrypt(
+                    output.assumingMemoryBound(to: UInt8.self), &outputLength,
+                    plaintext.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(plaintext.count),
+                    nil, 0, nil, noncePointer, keyPointer)
+            }
+        }
+    }
+
     /// Verifies the tag before releasing any plaintext.
     static func decrypt(key: SecureBytes, counter: UInt64, ad: [UInt8], ciphertext: [UInt8]) throws(NoiseError) -> [UInt8] {
         _ = Sodium.ready

@@ -28,6 +28,18 @@ public struct NoiseCipherState: Sendable {
         return ciphertext
     }
 
+    /// `EncryptWithAd` with empty associated data, from and into caller-owned
+    /// memory: writes `plaintext.count + Noise.tagLength` bytes at `output`.
+    mutating func encrypt(_ plaintext: UnsafeRawBufferPointer, into output: UnsafeMutableRawPointer) throws(NoiseError) {
+        let size = plaintext.count + Noise.tagLength
+        guard size <= Noise.maxMessageLength else {
+            throw .messageTooLarge(size: size, limit: Noise.maxMessageLength)
+        }
+        guard nonce < UInt64.max else { throw .nonceExhausted }
+        ChaChaPoly.encrypt(key: key, counter: nonce, plaintext: plaintext, into: output)
+        nonce += 1
+    }
+
     /// `DecryptWithAd`. On failure the nonce does not advance, but the session
     /// should be torn down anyway: Noise gives no way to resynchronise.
     public mutating func decrypt(_ ciphertext: [UInt8], ad: [UInt8] = []) throws(NoiseError) -> [UInt8] {
