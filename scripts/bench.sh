@@ -107,6 +107,10 @@ sleep 1
 rsync_ssh() { rsync -a --stats -e "$ssh_cmd" "$1/" "root@127.0.0.1:$2/" | awk '/Total bytes sent/ {gsub(",", "", $4); print $4}'; }
 rsync_daemon() { rsync -a --stats "$1/" "rsync://127.0.0.1:18873/dest/$2/" | awk '/Total bytes sent/ {gsub(",", "", $4); print $4}'; }
 lfsync_push() { as laptop push "$@" --batch --json; }
+# Before each timed run: write back what the previous run left dirty, so no
+# tool pays for another's disk writes (lfsync fsyncs every file it receives,
+# rsync does not, so leftover dirty pages would otherwise land on lfsync).
+settle() { sync; }
 
 results="$work/results.md"
 from=${BENCH_FROM:-1}
@@ -121,9 +125,9 @@ log "1. cold push to one peer"
 t_l=(); t_s=(); t_d=(); b_l=0; b_s=0
 for _ in $(seq 1 "$reps"); do
   reset_device d1
-  t=$(now); b_l=$(lfsync_push "$src" --to d1 | json_field chunkBytesSent); t_l+=("$(elapsed "$t")")
-  rm -rf "$work/ssh-dest"; t=$(now); b_s=$(rsync_ssh "$src" "$work/ssh-dest"); t_s+=("$(elapsed "$t")")
-  rm -rf "$work/rsync/dest/cold"; t=$(now); rsync_daemon "$src" cold >/dev/null; t_d+=("$(elapsed "$t")")
+  settle; t=$(now); b_l=$(lfsync_push "$src" --to d1 | json_field chunkBytesSent); t_l+=("$(elapsed "$t")")
+  rm -rf "$work/ssh-dest"; settle; t=$(now); b_s=$(rsync_ssh "$src" "$work/ssh-dest"); t_s+=("$(elapsed "$t")")
+  rm -rf "$work/rsync/dest/cold"; settle; t=$(now); rsync_daemon "$src" cold >/dev/null; t_d+=("$(elapsed "$t")")
 done
 diff -r -x .lfsync "$src" "$work/d1/Pictures" >/dev/null || { log "d1 differs from the source"; exit 1; }
 l=$(median "${t_l[@]}"); s=$(median "${t_s[@]}"); d=$(median "${t_d[@]}")
@@ -137,8 +141,8 @@ log "2. broadcast to three peers"
 t_l=(); t_s=()
 for _ in $(seq 1 "$reps"); do
   for name in d1 d2 d3; do reset_device "$name"; done
-  t=$(now); lfsync_push "$src" --to d1,d2,d3 >/dev/null; t_l+=("$(elapsed "$t")")
-  rm -rf "$work"/ssh-dest-*; t=$(now); parallel=()
+  settle; t=$(now); lfsync_push "$src" --to d1,d2,d3 >/dev/null; t_l+=("$(elapsed "$t")")
+  rm -rf "$work"/ssh-dest-*; settle; t=$(now); parallel=()
   for n in 1 2 3; do rsync_ssh "$src" "$work/ssh-dest-$n" >/dev/null & parallel+=($!); done
   wait "${parallel[@]}"
   t_s+=("$(elapsed "$t")")
@@ -153,8 +157,8 @@ if [ "$from" -le 3 ]; then
 log "3. repeat push, nothing changed"
 t_l=(); t_d=(); b_l=0
 for _ in $(seq 1 "$reps"); do
-  t=$(now); b_l=$(lfsync_push "$src" --to d1 | json_field chunkBytesSent); t_l+=("$(elapsed "$t")")
-  t=$(now); rsync_daemon "$src" cold >/dev/null; t_d+=("$(elapsed "$t")")
+  settle; t=$(now); b_l=$(lfsync_push "$src" --to d1 | json_field chunkBytesSent); t_l+=("$(elapsed "$t")")
+  settle; t=$(now); rsync_daemon "$src" cold >/dev/null; t_d+=("$(elapsed "$t")")
 done
 l=$(median "${t_l[@]}"); d=$(median "${t_d[@]}")
 row "| repeat push, nothing changed | ${l} s | daemon ${d} s | $(ratio "$l" "$d") | ≤ 2.0 vs daemon, 0 chunk bytes | lfsync $b_l chunk bytes |"
@@ -180,13 +184,14 @@ lfsync_push "$src" --to d1 > "$work/resume-1.json" 2>/dev/null &
 push_pid=$!
 half=$((corpus_bytes / 2))
 while kill -0 "$push_pid" 2>/dev/null; do
-  have=$(du -sB1 "$work/d1/Pictures" 2>/dev/null | cut -f1)
+  # du fails when a staged file is renamed under it; that is no reason to stop the benchmark.
+  have=$(du -sB1 "$work/d1/Pictures" 2>/dev/null | cut -f1 || true)
   [ "${have:-0}" -ge "$half" ] && break
   sleep 0.05
 done
 kill -9 "${serve_pid[d1]}" 2>/dev/null || true
 wait "$push_pid" 2>/dev/null || true
-kept=$(du -sB1 "$work/d1/Pictures" | cut -f1)
+kept=$(du -sB1 "$work/d1/Pictures" 2>/dev/null | cut -f1 || true)
 : > "$work/d1/serve.log"; start_serve d1
 b_2=$( (lfsync_push "$src" --to d1 || true) | json_field chunkBytesSent)
 missing=$((corpus_bytes - kept))
