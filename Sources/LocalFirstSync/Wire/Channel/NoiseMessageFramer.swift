@@ -34,6 +34,25 @@ struct NoiseMessageFramer: Sendable {
         return Array(buffer[start..<readIndex])
     }
 
+    /// Calls `body` with the next complete message in place (no copy), or
+    /// returns nil when more bytes are needed. The pointer is valid only
+    /// during the call.
+    mutating func withNextMessage<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R? {
+        guard buffer.count - readIndex >= 2 else { return nil }
+        let length = Int(buffer[readIndex]) << 8 | Int(buffer[readIndex + 1])
+        guard buffer.count - readIndex - 2 >= length else { return nil }
+        let start = readIndex + 2
+        readIndex = start + length
+        let result: Result<R, E> = buffer.withUnsafeBytes { bytes in
+            do throws(E) {
+                return .success(try body(UnsafeRawBufferPointer(rebasing: bytes[start..<start + length])))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
     /// True when a partial message is buffered (an EOF now is a truncation).
     var hasPartialMessage: Bool { readIndex < buffer.count }
 }

@@ -237,9 +237,16 @@ actor SecureChannelReader {
             if let frame {
                 do { return try WireMessage(frame: frame) } catch { throw .wire(error) }
             }
-            if let ciphertext = framer.next() {
-                let plaintext: [UInt8]
-                do { plaintext = try cipher.decrypt(ciphertext) } catch { throw .handshake(error) }
+            // Decrypted where it lies in the framer's buffer: no copy of the ciphertext.
+            let decrypted: [UInt8]?
+            do {
+                decrypted = try framer.withNextMessage { (ciphertext: UnsafeRawBufferPointer) throws(NoiseError) in
+                    try cipher.decrypt(ciphertext)
+                }
+            } catch {
+                throw .handshake(error)
+            }
+            if let plaintext = decrypted {
                 do { try frames.append(plaintext) } catch { throw .frame(error) }
                 continue
             }

@@ -61,6 +61,32 @@ enum ChaChaPoly {
         }
     }
 
+    /// `decrypt` from caller-owned memory (no associated data), into a new array.
+    static func decrypt(key: SecureBytes, counter: UInt64, ciphertext: UnsafeRawBufferPointer) throws(NoiseError) -> [UInt8] {
+        _ = Sodium.ready
+        guard ciphertext.count >= Noise.tagLength, let cipherPointer = ciphertext.baseAddress else { throw .truncated }
+        let nonceBytes = nonce(counter)
+        let plaintextLength = ciphertext.count - Noise.tagLength
+        var result: Int32 = -1
+        // One spare byte so the output pointer is never nil, even for an empty payload;
+        // no zero-filling: libsodium writes every byte it reports, and nothing else is kept.
+        let output = [UInt8](unsafeUninitializedCapacity: plaintextLength + 1) { buffer, initialized in
+            var outputLength: UInt64 = 0
+            nonceBytes.withUnsafeBufferPointer { nonceBuffer in
+                key.withBytePointer { keyPointer in
+                    guard let noncePointer = nonceBuffer.baseAddress else { preconditionFailure("12-byte nonce without storage") }
+                    result = crypto_aead_chacha20poly1305_ietf_decrypt(
+                        buffer.baseAddress, &outputLength, nil,
+                        cipherPointer.assumingMemoryBound(to: UInt8.self), UInt64(ciphertext.count),
+                        nil, 0, noncePointer, keyPointer)
+                }
+            }
+            initialized = result == 0 ? Int(outputLength) : 0
+        }
+        guard result == 0, output.count == plaintextLength else { throw .decryptFailed }
+        return output
+    }
+
     /// Verifies the tag before releasing any plaintext.
     static func decrypt(key: SecureBytes, counter: UInt64, ad: [UInt8], ciphertext: [UInt8]) throws(NoiseError) -> [UInt8] {
         _ = Sodium.ready

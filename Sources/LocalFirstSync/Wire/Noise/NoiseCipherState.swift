@@ -40,6 +40,17 @@ public struct NoiseCipherState: Sendable {
         nonce += 1
     }
 
+    /// `DecryptWithAd` with empty associated data, reading the ciphertext in place.
+    mutating func decrypt(_ ciphertext: UnsafeRawBufferPointer) throws(NoiseError) -> [UInt8] {
+        guard ciphertext.count <= Noise.maxMessageLength else {
+            throw .messageTooLarge(size: ciphertext.count, limit: Noise.maxMessageLength)
+        }
+        guard nonce < UInt64.max else { throw .nonceExhausted }
+        let plaintext = try ChaChaPoly.decrypt(key: key, counter: nonce, ciphertext: ciphertext)
+        nonce += 1
+        return plaintext
+    }
+
     /// `DecryptWithAd`. On failure the nonce does not advance, but the session
     /// should be torn down anyway: Noise gives no way to resynchronise.
     public mutating func decrypt(_ ciphertext: [UInt8], ad: [UInt8] = []) throws(NoiseError) -> [UInt8] {
