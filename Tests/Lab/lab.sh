@@ -336,6 +336,11 @@ elif command -v nft >/dev/null 2>&1; then
     done
 fi
 if [ -z "$LOSS_MODE" ]; then
+    for side in "$P-b lab0" "$NS_BR vb"; do
+        set -- $side
+        ip netns exec "$1" nft delete table netdev lab 2>/dev/null
+        tc -n "$1" qdisc del dev "$2" root 2>/dev/null
+    done
     record loss-delay SKIP - "neither tc netem nor nftables works here: $(head -c 120 "$WORK/netem-probe.err")"
 else
     T0=$(date +%s)
