@@ -33,21 +33,7 @@ NAME="lab-$$"
 PORT=47123
 DEVICE_ID="LABDEV7-$$"
 
-# Every process inside a lab namespace was started by this script.
-stop_namespace() {
-    ns=$1
-    pids=$(ip netns pids "$ns" 2>/dev/null)
-    if [ -n "$pids" ]; then
-        kill $pids 2>/dev/null
-        for _ in 1 2 3 4 5 6 7 8 9 10; do
-            [ -z "$(ip netns pids "$ns" 2>/dev/null)" ] && break
-            sleep 0.2
-        done
-        pids=$(ip netns pids "$ns" 2>/dev/null)
-        [ -n "$pids" ] && kill -9 $pids 2>/dev/null
-    fi
-    ip netns delete "$ns" 2>/dev/null
-}
+. "$(dirname "$0")/netns.sh"
 
 cleanup() {
     status=$?
@@ -71,23 +57,13 @@ for ns_if in "$NS_A ${TAG}a" "$NS_B ${TAG}b"; do
     ip -n "$1" link set lo up && ip -n "$1" link set "$2" up || exit 1
 done
 
-# device NAMESPACE HOSTNAME COMMAND...: a private /run with its own D-Bus and
-# avahi-daemon (distinct host names, or avahi's host-name probing stalls every
-# registration), then COMMAND in the same mount namespace so it reaches them.
+# device NAMESPACE HOSTNAME COMMAND...: a device (see netns.sh), then COMMAND in
+# the same mount namespace so it reaches that device's D-Bus and avahi-daemon.
 device() {
     ns=$1 host=$2
     shift 2
     # exec: a background function runs in a subshell, and $! must be the probe itself.
-    exec ip netns exec "$ns" unshare -m -u sh -c '
-        hostname "$0" &&
-        mount --make-rprivate / &&
-        mount -t tmpfs tmpfs /run &&
-        mkdir -p /run/dbus /run/avahi-daemon &&
-        dbus-daemon --system --fork &&
-        avahi-daemon --no-drop-root --no-chroot -D || exit 70
-        for _ in $(seq 1 50); do avahi-daemon -c 2>/dev/null && break; sleep 0.1; done
-        avahi-daemon -c 2>/dev/null || { echo "avahi-daemon did not start" >&2; exit 70; }
-        exec "$@"' "$host" "$@"
+    exec ip netns exec "$ns" unshare -m -u sh -c "$LAB_DEVICE_INIT"' exec "$@"' "$host" "$@"
 }
 
 # wait_for FILE PATTERN SECONDS

@@ -38,21 +38,7 @@ DEVICES="a b c"
 WORK=$(mktemp -d "/tmp/lfsync-lab.XXXXXX")
 START_ALL=$(date +%s)
 
-stop_namespace() {
-    ns=$1
-    pids=$(ip netns pids "$ns" 2>/dev/null)
-    if [ -n "$pids" ]; then
-        kill $pids 2>/dev/null
-        for _ in 1 2 3 4 5 6 7 8 9 10; do
-            [ -z "$(ip netns pids "$ns" 2>/dev/null)" ] && break
-            sleep 0.2
-        done
-        pids=$(ip netns pids "$ns" 2>/dev/null)
-        [ -n "$pids" ] && kill -9 $pids 2>/dev/null
-        sleep 0.2
-    fi
-    ip netns delete "$ns" 2>/dev/null
-}
+. "$ROOT/Tests/Lab/netns.sh"
 
 cleanup() {
     status=$?
@@ -87,15 +73,7 @@ done
 # join it with nsenter, so they reach that device's avahi.
 for d in $DEVICES; do
     mkdir -p "$WORK/$d/home" "$WORK/$d/lib"
-    ip netns exec "$P-$d" unshare -m -u sh -c '
-        hostname "$0" &&
-        mount --make-rprivate / &&
-        mount -t tmpfs tmpfs /run &&
-        mkdir -p /run/dbus /run/avahi-daemon &&
-        dbus-daemon --system --fork &&
-        avahi-daemon --no-drop-root --no-chroot -D || exit 70
-        for _ in $(seq 1 50); do avahi-daemon -c 2>/dev/null && break; sleep 0.1; done
-        avahi-daemon -c 2>/dev/null || { echo "avahi-daemon did not start" >&2; exit 70; }
+    ip netns exec "$P-$d" unshare -m -u sh -c "$LAB_DEVICE_INIT"'
         echo ready
         exec sleep 100000' "lab-$d" >"$WORK/$d/holder.log" 2>&1 &
     eval "HOLDER_$d=$!"
