@@ -48,7 +48,9 @@ struct HostileConnection {
     static func open(
         to address: PeerAddress, as identity: DeviceIdentity, expecting peer: DeviceID?
     ) async throws -> Opening {
-        let transport = TCPTransport(configuration: .init(connectTimeout: .seconds(10), idleTimeout: .seconds(30)))
+        // Longer than any wait for an answer: a silent target must show up as `.silent` (a
+        // failure), never as an idle-timeout "connection closed" (which would count as refused).
+        let transport = TCPTransport(configuration: .init(connectTimeout: .seconds(10), idleTimeout: .seconds(120)))
         let connection = try await transport.connect(to: address)
         let channel = try await SecureChannel.initiate(over: connection, identity: identity, expectedPeer: peer)
         try await channel.send(.hello(.init(protocolVersion: WireProtocol.version, deviceName: "mallory",
@@ -92,6 +94,7 @@ struct HostileConnection {
                     }
                     return .closed("")
                 } catch {
+                    if let channelError = error as? SecureChannelError, case .transport(.timedOut) = channelError { return .silent }
                     return .closed("\(error)")
                 }
             }

@@ -1,9 +1,8 @@
-/// Reads, checks and (when worthwhile) compresses each chunk of a
+/// Reads, verifies and (when worthwhile) compresses each chunk of a
 /// broadcast once, however many peers need it.
 ///
 /// Per-peer send tasks ask for chunks in the same order; the first to ask
-/// reads the chunk from disk and checks that the file still is the one
-/// its manifest describes, later ones
+/// reads the chunk from disk and checks it against the manifest, later ones
 /// get the cached payload. A chunk leaves the cache when every peer that
 /// needed it has taken it, or when the cache is over its budget (a peer far
 /// behind the others then reads it again — counted in `diskReads`).
@@ -60,13 +59,12 @@ actor BroadcastChunkReader {
         }
         diskReads += 1
         bytesRead += UInt64(bytes.count)
-        // The file may have changed since it was scanned. Checked after the read, its size and
-        // nanosecond mtime tell (a write updates the mtime before it changes any byte): the trust
-        // the scan cache already places in them, at the cost of one fstat instead of a BLAKE2b pass
-        // over every byte sent. The receiver still verifies every chunk's hash.
-        guard bytes.count == Int(chunk.length), let now = try? handle.status(),
-              now.size == file.size, now.modificationTimeNs == file.modificationTimeNs
-        else {
+        // The file may have changed since it was scanned: never send bytes the manifest does not
+        // describe. Size and mtime alone would miss an edit that keeps both (`touch -r`,
+        // `exiftool -P`), and the receiver treats a chunk that fails its hash as a protocol
+        // violation that ends the whole connection; so each chunk is hashed here, once per
+        // broadcast, in the sending job's prefetch (in parallel with the encryption of the last).
+        guard bytes.count == Int(chunk.length), Blake2b.hash(bytes) == chunk.hash else {
             throw .sourceChanged(path: file.path)
         }
         let payload = MediaType(path: file.path).isAlreadyCompressed ? ChunkPayload.raw(bytes) : ChunkPayload.encode(raw: bytes)

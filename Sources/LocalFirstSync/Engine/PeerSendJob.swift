@@ -65,11 +65,22 @@ struct PeerSendJob {
         // One chunk ahead: the next chunk is read and verified (on the reader's
         // actor) while this one is encrypted and sent (on the channel's), so the
         // two halves of the work run on both cores.
-        var upcoming = plan.first.map { fetch($0.key, file: $0.file, offset: $0.offset) }
+        // A chunk of an asset that already failed locally is not read at all: `nil`, and its
+        // demand is given back at once.
+        func start(_ position: Int) async -> Task<Result<ChunkPayload, BroadcastChunkReader.Failure>, Never>? {
+            let item = plan[position]
+            guard locallyFailed[item.key.contentID] == nil else {
+                await reader.abandon([item.key])
+                return nil
+            }
+            return fetch(item.key, file: item.file, offset: item.offset)
+        }
+        var upcoming = plan.isEmpty ? nil : await start(0)
         for (position, item) in plan.enumerated() {
-            guard let current = upcoming else { break }
+            let current = upcoming
+            upcoming = position + 1 < plan.count ? await start(position + 1) : nil
+            guard let current else { continue }
             let fetched = await current.value
-            upcoming = position + 1 < plan.count ? fetch(plan[position + 1].key, file: plan[position + 1].file, offset: plan[position + 1].offset) : nil
             if locallyFailed[item.key.contentID] != nil { continue }  // the reader released it already
             let payload: ChunkPayload
             switch fetched {

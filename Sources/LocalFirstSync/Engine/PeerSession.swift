@@ -19,7 +19,8 @@ actor PeerSession {
     /// Decrypts the next chunks while this actor verifies and writes the current one.
     private let incoming: ChannelReadAhead
     /// While set, receipts and ledger rows of completed assets wait here, to
-    /// leave as one message batch and one commit (see `completeHeld`).
+    /// leave as one message batch and one commit (see `releaseHeld`). Set only
+    /// around the synchronous loop that confirms assets a receiver already has.
     private var held: (receipts: [WireMessage], received: [(content: ContentID, bytes: UInt64)])?
 
     init(peer: Peer, channel: SecureChannel, context: SessionContext) {
@@ -105,9 +106,14 @@ actor PeerSession {
                 await close(reason: "\(peer) closed the connection")
                 return
             }
+            // Closed while we waited (by the owner, or a replacement connection): what is still
+            // buffered belongs to a session that no longer exists.
+            guard closedReason == nil else { return }
             do throws(SyncError) {
                 if case let .chunk(chunk) = received.message {
-                    try await self.received(chunk, payloadHash: await received.payloadHash?.value)
+                    let payloadHash = await received.payloadHash?.value
+                    guard closedReason == nil else { return }
+                    try await self.received(chunk, payloadHash: payloadHash)
                 } else {
                     try await handle(received.message)
                 }

@@ -202,6 +202,54 @@ struct IncomingFileTests {
         }
     }
 
+    /// A manifest claiming the same file hash with another size or chunk list opens the same
+    /// partial. It may cut it or overwrite hashed bytes with bytes that pass *its* chunk hashes:
+    /// the first transfer must not trust the file hash it computed on the way in.
+    @Test(arguments: [true, false])
+    func lyingManifestSharingThePartialCannotSlipAWrongFileThrough(truncate: Bool) async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let setup = try F.setUp(in: root)
+            let bytes = F.data(12_000, seed: 99)
+            let manifest = F.manifest(bytes, chunkLengths: [4000, 4000, 4000])
+            let honest = try IncomingFile.open(in: setup.staging, manifest: manifest)
+            try honest.write(chunkAt: 0, bytes: F.chunk(0, of: bytes, manifest))
+            try honest.write(chunkAt: 1, bytes: F.chunk(1, of: bytes, manifest))
+            let garbage = F.data(8000, seed: 1234)
+            let lie = truncate
+                ? FileManifest(path: "lie", size: 1, modificationTimeNs: 0, fileHash: manifest.fileHash,
+                               chunks: [ChunkRef(length: 1, hash: Blake2b.hash([7]))])
+                : FileManifest(path: "lie", size: 12_000, modificationTimeNs: 0, fileHash: manifest.fileHash,
+                               chunks: [ChunkRef(length: 8000, hash: Blake2b.hash(garbage)),
+                                        ChunkRef(length: 4000, hash: manifest.chunks[2].hash)])
+            let liar = try IncomingFile.open(in: setup.staging, manifest: lie)
+            if !truncate { try liar.write(chunkAt: 0, bytes: garbage) }
+            try honest.write(chunkAt: 2, bytes: F.chunk(2, of: bytes, manifest))
+            #expect(throws: ReceiveError.self) { _ = try honest.finish() }
+            #expect(F.contents(of: setup.library).filter { !$0.hasPrefix(".lfsync") }.isEmpty)
+        }
+    }
+
+    /// The sharing mark never reaches the library: an installed file has mode 0600 either way.
+    @Test func installedFilesHavePlainModeWhetherOrNotThePartialWasShared() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let setup = try F.setUp(in: root)
+            let bytes = F.data(6000, seed: 5)
+            let manifest = F.manifest(bytes, chunkLengths: [3000, 3000])
+            let first = try IncomingFile.open(in: setup.staging, manifest: manifest)
+            let second = try IncomingFile.open(in: setup.staging, manifest: manifest)  // marks it shared
+            try first.write(chunkAt: 0, bytes: F.chunk(0, of: bytes, manifest))
+            try first.write(chunkAt: 1, bytes: F.chunk(1, of: bytes, manifest))
+            let staged = try first.finish()
+            _ = second
+            let path = try F.path("shared.bin")
+            #expect(try setup.installer.install([(staged, path)]) == [.installed(path)])
+            let installed = setup.library.appendingPathComponent("shared.bin")
+            #expect(try F.read(installed) == bytes)
+            let mode = try FileManager.default.attributesOfItem(atPath: installed.path)[.posixPermissions] as? Int
+            #expect(mode == 0o600)
+        }
+    }
+
     @Test func transfersOfTheSameContentShareThePartialSafely() async throws {
         try await TestSupport.withTemporaryDirectory { root in
             let setup = try F.setUp(in: root)

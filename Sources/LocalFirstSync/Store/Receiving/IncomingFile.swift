@@ -95,6 +95,12 @@ public final class IncomingFile {
         }
         guard fd >= 0 else { throw .system(SystemError("open", path: display, errno: EEXIST)) }
         let file = OwnedDescriptor(taking: fd)
+        if !isNew {
+            // Mark the partial as shared before changing anything in it: its creator then knows
+            // that bytes it hashed on the way in may have been changed by a manifest that merely
+            // claims the same file hash, and reads the file back (see `finish()`).
+            guard fchmod(fd, Self.sharedMode) == 0 else { throw .system(SystemError.current("chmod", path: display)) }
+        }
         let status = try ReceiveError.system { () throws(SystemError) in try file.status(display) }
         // Equal size is the norm; a longer partial can only come from a manifest
         // that lied about this content's size, so cut it back too.
@@ -107,6 +113,11 @@ public final class IncomingFile {
             manifest: manifest, staging: staging, descriptor: file, partialName: name,
             identity: (status.device, status.inode), offsets: offsets, isNew: isNew)
     }
+
+    /// A partial's mode while only its creator has it open, and once anyone else opened it
+    /// (the sticky bit, meaningless on a regular file, as a mark every file system keeps).
+    private static let exclusiveMode: mode_t = 0o600
+    private static let sharedMode: mode_t = 0o1600
 
     /// Chunk start offsets; refuses a chunk list that cannot describe the file
     /// (a manifest built in memory has not been through the decoder's checks).
@@ -198,9 +209,12 @@ public final class IncomingFile {
     ///
     /// The file hash was computed while the verified chunks were written in
     /// order; only a tail that arrived out of order, was resumed or was copied
-    /// before its predecessors is read back (from the page cache). Either way
-    /// it proves the bytes we wrote form the announced file, not that the disk
-    /// kept them.
+    /// before its predecessors is read back (from the page cache). That
+    /// shortcut holds only for a partial this object created and nobody else
+    /// opened: another transfer's manifest may claim the same file hash with a
+    /// different size or chunk list, and cut or overwrite the partial. Any
+    /// other partial is read back whole. Either way this proves the bytes
+    /// written form the announced file, not that the disk kept them.
     public func finish() throws(ReceiveError) -> StagedFile {
         guard !isFinished else { throw .alreadyFinished(fileHash: manifest.fileHash) }
         guard present.isComplete else {
@@ -232,6 +246,16 @@ public final class IncomingFile {
         do {
             readBack = try ReceiveError.system { () throws(SystemError) in
                 let size = try descriptor.status(staged.displayPath).size
+                var raw = stat()
+                guard fstat(descriptor.rawValue, &raw) == 0 else { throw SystemError.current("stat", path: staged.displayPath) }
+                if !isNew || raw.st_mode & 0o7777 != Self.exclusiveMode {
+                    fileHasher = Blake2b()
+                    hashedChunkCount = 0
+                    // The sticky mark has done its job; the installed file gets the plain mode.
+                    guard fchmod(descriptor.rawValue, Self.exclusiveMode) == 0 else {
+                        throw SystemError.current("chmod", path: staged.displayPath)
+                    }
+                }
                 let tailStart = offsets[hashedChunkCount]
                 if tailStart < size {
                     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)

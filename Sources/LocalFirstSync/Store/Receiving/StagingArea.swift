@@ -26,6 +26,13 @@ import Glibc
 /// of identical bytes landing after the rename, which can move the staged
 /// file's mtime but never its content (the installer's content checks and
 /// `finish()`'s whole-file hash are unaffected).
+///
+/// A manifest can lie, though: one that claims this file hash with another
+/// size or chunk list would cut or overwrite the partial with bytes that pass
+/// *its* chunk hashes. So whoever opens an existing partial first marks it
+/// shared (`IncomingFile`), and a shared partial is read back whole before its
+/// file hash is trusted; only a partial its creator had to itself is checked
+/// with the hash computed while the chunks arrived.
 public final class StagingArea: Sendable {
     public let library: LibraryDirectory
     let directory: OwnedDescriptor

@@ -16,6 +16,8 @@ final class ChannelReadAhead: Sendable {
     struct Incoming: Sendable {
         var message: WireMessage
         var payloadHash: Task<Hash256, Never>?
+        /// The frame's length on the wire: what buffering this message costs.
+        var frameLength: Int
     }
 
     typealias Received = Result<Incoming?, SecureChannelError>
@@ -25,7 +27,10 @@ final class ChannelReadAhead: Sendable {
         var bufferedBytes = 0
         var consumer: CheckedContinuation<Received, Never>?
         var producer: CheckedContinuation<Void, Never>?
-        var stopped = false
+        /// The stream ended (or failed): nothing more will be buffered.
+        var ended = false
+        /// The owner called `stop()`: nothing more will be delivered.
+        var cancelled = false
     }
 
     private let channel: SecureChannel
@@ -43,12 +48,14 @@ final class ChannelReadAhead: Sendable {
         Task { await self.readLoop() }
     }
 
-    /// The next message, in order: `.success(nil)` at a clean end of stream.
+    /// The next message, in order: `.success(nil)` at a clean end of stream,
+    /// and after `stop()` (messages still buffered then are dropped).
     func next() async -> Received {
         await withCheckedContinuation { (continuation: CheckedContinuation<Received, Never>) in
             let (ready, producer) = state.withLock { state -> (Received?, CheckedContinuation<Void, Never>?) in
+                if state.cancelled { return (.success(nil), nil) }
                 guard !state.buffered.isEmpty else {
-                    if state.stopped { return (.success(nil), nil) }
+                    if state.ended { return (.success(nil), nil) }
                     state.consumer = continuation
                     return (nil, nil)
                 }
@@ -66,7 +73,9 @@ final class ChannelReadAhead: Sendable {
     /// ends a pending `next()` with the end of the stream.
     func stop() {
         let (producer, consumer) = state.withLock { state in
-            state.stopped = true
+            state.cancelled = true
+            state.buffered.removeAll()
+            state.bufferedBytes = 0
             return (state.producer.take(), state.consumer.take())
         }
         producer?.resume()
@@ -76,30 +85,27 @@ final class ChannelReadAhead: Sendable {
     private func readLoop() async {
         while true {
             await waitForRoom()
-            if state.withLock({ $0.stopped }) { return }
+            if state.withLock({ $0.cancelled }) { return }
             let received: Received
             do {
-                received = .success(try await channel.receive().map(Self.prepare))
+                received = .success(try await channel.receiveWithLength().map(Self.prepare))
             } catch {
                 received = .failure(error)
             }
-            deliver(received)
-            switch received {
-            case .success(.some):
-                continue
-            case .failure(.transport(.timedOut(.idle))):
-                continue  // only a quiet peer: the stream is intact
-            case .success(.none), .failure:
-                state.withLock { $0.stopped = true }  // later calls to next() see the end
-                return
+            let isFinal: Bool = switch received {
+            case .success(.some): false
+            case .failure(.transport(.timedOut(.idle))): false  // only a quiet peer: the stream is intact
+            case .success(.none), .failure: true
             }
+            deliver(received, isFinal: isFinal)
+            if isFinal { return }
         }
     }
 
     private func waitForRoom() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let mustWait = state.withLock { state -> Bool in
-                guard !state.stopped, state.bufferedBytes >= byteLimit else { return false }
+                guard !state.cancelled, state.bufferedBytes >= byteLimit else { return false }
                 state.producer = continuation
                 return true
             }
@@ -107,9 +113,14 @@ final class ChannelReadAhead: Sendable {
         }
     }
 
-    private func deliver(_ received: Received) {
+    /// Hands `received` to a waiting consumer or buffers it. A final result
+    /// marks the end in the same critical section, so a consumer asking again
+    /// right after it can never wait for a message that will not come.
+    private func deliver(_ received: Received, isFinal: Bool) {
         let bytes = Self.size(of: received)
         let consumer = state.withLock { state -> CheckedContinuation<Received, Never>? in
+            if isFinal { state.ended = true }
+            if state.cancelled { return nil }
             if let consumer = state.consumer.take() { return consumer }
             state.buffered.append((received, bytes))
             state.bufferedBytes += bytes
@@ -118,15 +129,17 @@ final class ChannelReadAhead: Sendable {
         consumer?.resume(returning: received)
     }
 
-    private static func prepare(_ message: WireMessage) -> Incoming {
-        guard case let .chunk(chunk) = message, case let .raw(bytes) = chunk.payload else {
-            return Incoming(message: message, payloadHash: nil)
+    private static func prepare(_ received: (message: WireMessage, frameLength: Int)) -> Incoming {
+        guard case let .chunk(chunk) = received.message, case let .raw(bytes) = chunk.payload else {
+            return Incoming(message: received.message, payloadHash: nil, frameLength: received.frameLength)
         }
-        return Incoming(message: message, payloadHash: Task { Blake2b.hash(bytes) })
+        return Incoming(message: received.message, payloadHash: Task { Blake2b.hash(bytes) }, frameLength: received.frameLength)
     }
 
+    /// What a buffered result costs: its frame (an Offer can be as large as a
+    /// Chunk), plus a little for the bookkeeping.
     private static func size(of received: Received) -> Int {
-        guard case let .success(incoming?) = received, case let .chunk(chunk) = incoming.message else { return 64 }
-        return chunk.payload.encodedLength + 64
+        guard case let .success(incoming?) = received else { return 64 }
+        return incoming.frameLength + 64
     }
 }

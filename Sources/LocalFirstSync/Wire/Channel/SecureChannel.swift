@@ -94,6 +94,12 @@ public final class SecureChannel: Sendable {
 
     /// The next message; nil when the peer closed the connection cleanly between messages.
     public func receive() async throws(SecureChannelError) -> WireMessage? {
+        try await reader.receive()?.message
+    }
+
+    /// The next message with the length of the frame it came in, for callers
+    /// that buffer messages and must bound their memory by it.
+    func receiveWithLength() async throws(SecureChannelError) -> (message: WireMessage, frameLength: Int)? {
         try await reader.receive()
     }
 
@@ -218,7 +224,7 @@ actor SecureChannelReader {
         self.framer = framer
     }
 
-    func receive() async throws(SecureChannelError) -> WireMessage? {
+    func receive() async throws(SecureChannelError) -> (message: WireMessage, frameLength: Int)? {
         if let failed { throw failed }
         do {
             return try await nextMessage()
@@ -230,12 +236,12 @@ actor SecureChannelReader {
         }
     }
 
-    private func nextMessage() async throws(SecureChannelError) -> WireMessage? {
+    private func nextMessage() async throws(SecureChannelError) -> (message: WireMessage, frameLength: Int)? {
         while true {
             let frame: Frame?
             do { frame = try frames.nextFrame() } catch { throw .frame(error) }
             if let frame {
-                do { return try WireMessage(frame: frame) } catch { throw .wire(error) }
+                do { return (try WireMessage(frame: frame), Frame.headerLength + frame.payload.count) } catch { throw .wire(error) }
             }
             // Decrypted where it lies in the framer's buffer: no copy of the ciphertext.
             let decrypted: [UInt8]?
