@@ -406,6 +406,9 @@ if [ $rc = 0 ]; then
 else
     [ -n "$reason" ] || why="$why no error in push result;"
     [ "$(st c failed)" -gt 0 ] 2>/dev/null || why="$why sender status does not show c failed;"
+    # A full disk fails assets, one by one; it must not cost the connection.
+    jq -r '.peers[]? | select(.peer == "c") | .failures | to_entries[]? | .value' "$WORK/full2.out" 2>/dev/null |
+        grep -q "connection closed" && why="$why the receiver dropped the connection instead of failing assets;"
 fi
 bytes=$(pb "$WORK/full2.out" c)
 note="exit $rc; filler took ${filler:-0} B; $stored complete files in library, none partial; push: $reason"

@@ -12,6 +12,10 @@ actor PeerSession {
     private let context: SessionContext
     private var outgoing: [UInt64: OutgoingOffer] = [:]
     private var receiving: [UInt64: ReceivingOffer] = [:]
+    /// Assets that failed here (disk full...) while their chunks were still on
+    /// the way: what the sender had already sent is dropped, not a protocol
+    /// violation. Keyed by offer and content; a few per connection at most.
+    private var abandoned: Set<AbandonedAsset> = []
     private var loop: Task<Void, Never>?
     private var closedReason: String?
     private var onClose: (@Sendable (PeerSession) async -> Void)?
@@ -240,6 +244,7 @@ actor PeerSession {
 
     /// - Parameter payloadHash: BLAKE2b-256 of a raw payload, computed by the read-ahead.
     private func received(_ chunk: WireMessage.Chunk, payloadHash: Hash256?) async throws(SyncError) {
+        if abandoned.contains(AbandonedAsset(offerID: chunk.offerID, contentID: chunk.contentID)) { return }
         // Consent: bytes for an offer nobody accepted are a violation, and end the connection.
         guard var state = receiving[chunk.offerID], state.phase == .receiving else {
             throw .protocolViolation("chunk for offer \(chunk.offerID), which was not accepted")
@@ -259,7 +264,9 @@ actor PeerSession {
             try file.write(chunkAt: chunkIndex, bytes: bytes, hash: payloadHash ?? Blake2b.hash(bytes))
         } catch {
             if case .chunkHashMismatch = error { throw .protocolViolation("chunk \(chunkIndex) of \(asset.asset.files[fileIndex].manifest.path) does not match its hash") }
-            // Local trouble (disk full...): this asset fails, the connection survives.
+            // Local trouble (disk full...): this asset fails, the connection survives, and
+            // chunks of it already in flight are dropped when they arrive.
+            abandoned.insert(AbandonedAsset(offerID: chunk.offerID, contentID: chunk.contentID))
             asset.missing = [:]
             state.assets[chunk.contentID] = asset
             receiving[chunk.offerID] = state
@@ -356,3 +363,8 @@ actor PeerSession {
     }
 }
 
+/// An asset of an offer that this receiver gave up on locally.
+private struct AbandonedAsset: Hashable {
+    let offerID: UInt64
+    let contentID: ContentID
+}
