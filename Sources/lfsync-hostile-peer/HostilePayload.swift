@@ -34,26 +34,6 @@ enum HostilePayload {
         return Frame(type: WireMessageType.offer.rawValue, payload: writer.bytes)
     }
 
-    /// A Chunk frame (file 0, chunk 0) whose payload need not match what it claims.
-    static func chunkFrame(offerID: UInt64, contentID: ContentID, payload: ChunkPayload) -> Frame {
-        var writer = ByteWriter(capacity: payload.encodedLength + 64)
-        writer.write(offerID)
-        writer.write(contentID.hash)
-        writer.write(UInt16(0))
-        writer.write(UInt32(0))
-        switch payload {
-        case let .raw(bytes):
-            writer.write(UInt8(0))
-            writer.write(UInt32(bytes.count))
-            writer.writeLengthPrefixed(bytes)
-        case let .zstd(compressed, decodedLength):
-            writer.write(UInt8(1))
-            writer.write(UInt32(decodedLength))
-            writer.writeLengthPrefixed(compressed)
-        }
-        return Frame(type: WireMessageType.chunk.rawValue, payload: writer.bytes)
-    }
-
     /// One zstd frame of 256 MiB of zeros: a few KiB on the wire.
     static func zstdBomb() -> [UInt8] {
         let zeros = [UInt8](repeating: 0, count: 256 << 20)

@@ -104,7 +104,8 @@ enum HostileScenario: String, CaseIterable {
             let payload: ChunkPayload = self == .zstdBomb
                 ? .zstd(compressed: HostilePayload.zstdBomb(), decodedLength: bytes.count)
                 : .raw(HostilePayload.randomBytes(bytes.count))
-            try await channel.send(frames: [HostilePayload.chunkFrame(offerID: offerID, contentID: asset.contentID, payload: payload)])
+            // The encoder checks lengths only, so it carries a lying payload as it is.
+            try await channel.send(.chunk(.init(offerID: offerID, contentID: asset.contentID, fileIndex: 0, chunkIndex: 0, payload: payload)))
             return await connection.answer(to: offerID, timeout: timeout)
 
         case .oversizedFrame:

@@ -113,14 +113,10 @@ actor PeerSession {
             // Closed while we waited (by the owner, or a replacement connection): what is still
             // buffered belongs to a session that no longer exists.
             guard closedReason == nil else { return }
+            let payloadHash = await received.payloadHash?.value
+            guard closedReason == nil else { return }
             do throws(SyncError) {
-                if case let .chunk(chunk) = received.message {
-                    let payloadHash = await received.payloadHash?.value
-                    guard closedReason == nil else { return }
-                    try await self.received(chunk, payloadHash: payloadHash)
-                } else {
-                    try await handle(received.message)
-                }
+                try await handle(received.message, payloadHash: payloadHash)
             } catch {
                 // A peer that breaks the protocol is told why, then dropped.
                 context.log("dropped \(peer): \(error)")
@@ -142,7 +138,8 @@ actor PeerSession {
         }
     }
 
-    private func handle(_ message: WireMessage) async throws(SyncError) {
+    /// - Parameter payloadHash: for a raw Chunk, the BLAKE2b-256 of its payload, computed by the read-ahead.
+    private func handle(_ message: WireMessage, payloadHash: Hash256?) async throws(SyncError) {
         switch message {
         case let .offer(offer):
             try await received(offer)
@@ -150,7 +147,7 @@ actor PeerSession {
             guard outgoing[reply.offerID]?.reply != nil else { throw .protocolViolation("reply to unknown offer \(reply.offerID)") }
             resolveReply(reply.offerID, .success(reply))
         case let .chunk(chunk):
-            try await received(chunk, payloadHash: nil)
+            try await received(chunk, payloadHash: payloadHash)
         case let .receipt(receipt):
             guard let offer = outgoing[receipt.offerID] else { throw .protocolViolation("receipt for unknown offer \(receipt.offerID)") }
             offer.receipts.yield(receipt)
@@ -242,7 +239,6 @@ actor PeerSession {
         await releaseHeld()
     }
 
-    /// - Parameter payloadHash: BLAKE2b-256 of a raw payload, computed by the read-ahead.
     private func received(_ chunk: WireMessage.Chunk, payloadHash: Hash256?) async throws(SyncError) {
         if abandoned.contains(AbandonedAsset(offerID: chunk.offerID, contentID: chunk.contentID)) { return }
         // Consent: bytes for an offer nobody accepted are a violation, and end the connection.

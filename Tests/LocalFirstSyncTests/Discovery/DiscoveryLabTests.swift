@@ -25,34 +25,10 @@ import Testing
 }
 
 enum DiscoveryLab {
-    static let packageRoot = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    static let script = packageRoot.appendingPathComponent("Tests/Lab/discovery-lab.sh")
-
-    static var isRequired: Bool {
-        ProcessInfo.processInfo.environment["LFSYNC_REQUIRE_LAB"] == "1"
-    }
-
-    /// `$LFSYNC_DISCOVERY_PROBE`, else next to the running test binary (SwiftPM
-    /// puts executables and the test bundle in the same directory), else the debug build.
-    static var probe: URL {
-        if let path = ProcessInfo.processInfo.environment["LFSYNC_DISCOVERY_PROBE"], !path.isEmpty {
-            return URL(fileURLWithPath: path)
-        }
-        let name = "lfsync-discovery-probe"
-        if let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            let sibling = URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent(name)
-            if FileManager.default.isExecutableFile(atPath: sibling.path) { return sibling }
-        }
-        return packageRoot.appendingPathComponent(".build/debug/\(name)")
-    }
-
-    static let shouldRun: Bool = {
-        guard let reason = missingPrerequisite else { return true }
-        if isRequired { return true }  // the test itself records the reason as a failure
-        print("discovery lab skipped: \(reason)")
-        return false
-    }()
+    static let script = TestSupport.packageRoot.appendingPathComponent("Tests/Lab/discovery-lab.sh")
+    static var isRequired: Bool { LabProcess.isRequired }
+    static var probe: URL { LabProcess.binary("lfsync-discovery-probe", environment: "LFSYNC_DISCOVERY_PROBE") }
+    static let shouldRun = LabProcess.shouldRun(missingPrerequisite: missingPrerequisite, label: "discovery lab")
 
     /// Why the lab cannot run here, or nil. Creating and deleting a namespace
     /// is the only reliable test that `ip netns` works (containers often forbid it).

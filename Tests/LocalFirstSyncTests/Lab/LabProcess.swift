@@ -2,6 +2,34 @@ import Foundation
 
 /// Process plumbing shared by the lab tests (discovery lab and multi-device lab).
 enum LabProcess {
+    /// `LFSYNC_REQUIRE_LAB=1`: a machine that must run the labs records a missing
+    /// prerequisite as a failure instead of skipping.
+    static var isRequired: Bool {
+        ProcessInfo.processInfo.environment["LFSYNC_REQUIRE_LAB"] == "1"
+    }
+
+    /// Whether a lab test should run; prints why not (`label` names the lab).
+    static func shouldRun(missingPrerequisite: String?, label: String) -> Bool {
+        guard let reason = missingPrerequisite else { return true }
+        if isRequired { return true }  // the test itself records the reason as a failure
+        print("\(label) skipped: \(reason)")
+        return false
+    }
+
+    /// A built executable: `$environment`, else next to the running test binary
+    /// (SwiftPM puts executables and the test bundle in the same directory),
+    /// else the debug build.
+    static func binary(_ name: String, environment: String) -> URL {
+        if let path = ProcessInfo.processInfo.environment[environment], !path.isEmpty {
+            return URL(fileURLWithPath: path)
+        }
+        if let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            let sibling = URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent(name)
+            if FileManager.default.isExecutableFile(atPath: sibling.path) { return sibling }
+        }
+        return TestSupport.packageRoot.appendingPathComponent(".build/debug/\(name)")
+    }
+
     /// Runs a lab script without blocking a cooperative thread: the continuation
     /// resumes from the process's termination handler. Output goes to a log file,
     /// returned whole, so a long run cannot fill a pipe.

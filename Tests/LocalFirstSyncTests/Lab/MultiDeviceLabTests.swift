@@ -26,36 +26,12 @@ import Testing
 }
 
 enum MultiDeviceLab {
-    static let packageRoot = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    static let script = packageRoot.appendingPathComponent("Tests/Lab/lab.sh")
-
-    static var isRequired: Bool {
-        ProcessInfo.processInfo.environment["LFSYNC_REQUIRE_LAB"] == "1"
-    }
-
-    /// `$LFSYNC_BINARY`, else next to the running test binary, else the debug build.
-    static var lfsync: URL { binary("lfsync", environment: "LFSYNC_BINARY") }
-    static var bench: URL { binary("lfsync-bench", environment: "LFSYNC_BENCH_BINARY") }
-    static var hostilePeer: URL { binary("lfsync-hostile-peer", environment: "LFSYNC_HOSTILE_PEER") }
-
-    private static func binary(_ name: String, environment: String) -> URL {
-        if let path = ProcessInfo.processInfo.environment[environment], !path.isEmpty {
-            return URL(fileURLWithPath: path)
-        }
-        if let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            let sibling = URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent(name)
-            if FileManager.default.isExecutableFile(atPath: sibling.path) { return sibling }
-        }
-        return packageRoot.appendingPathComponent(".build/debug/\(name)")
-    }
-
-    static let shouldRun: Bool = {
-        guard let reason = missingPrerequisite else { return true }
-        if isRequired { return true }  // the test itself records the reason as a failure
-        print("multi-device lab skipped: \(reason)")
-        return false
-    }()
+    static let script = TestSupport.packageRoot.appendingPathComponent("Tests/Lab/lab.sh")
+    static var isRequired: Bool { LabProcess.isRequired }
+    static var lfsync: URL { LabProcess.binary("lfsync", environment: "LFSYNC_BINARY") }
+    static var bench: URL { LabProcess.binary("lfsync-bench", environment: "LFSYNC_BENCH_BINARY") }
+    static var hostilePeer: URL { LabProcess.binary("lfsync-hostile-peer", environment: "LFSYNC_HOSTILE_PEER") }
+    static let shouldRun = LabProcess.shouldRun(missingPrerequisite: missingPrerequisite, label: "multi-device lab")
 
     /// Why the lab cannot run here, or nil. Creating and deleting a namespace
     /// is the only reliable test that `ip netns` works (containers often forbid it).

@@ -1,8 +1,8 @@
 import Synchronization
 
 /// Receives and decrypts a channel's next messages while its consumer is
-/// still handling the current one, up to `byteLimit` bytes of chunk data
-/// ahead (plus one message).
+/// still handling the current one, up to `byteLimit` bytes of frames ahead
+/// (plus one message).
 ///
 /// Without it a receiver alternates: decrypt a chunk, then hash and write it,
 /// then decrypt the next. With it the work is a three-stage pipeline that

@@ -24,14 +24,9 @@ struct NoiseMessageFramer: Sendable {
         buffer.append(contentsOf: bytes)
     }
 
-    /// The next complete message, or nil when more bytes are needed.
+    /// The next complete message (a copy), or nil when more bytes are needed.
     mutating func next() -> [UInt8]? {
-        guard buffer.count - readIndex >= 2 else { return nil }
-        let length = Int(buffer[readIndex]) << 8 | Int(buffer[readIndex + 1])
-        guard buffer.count - readIndex - 2 >= length else { return nil }
-        let start = readIndex + 2
-        readIndex = start + length
-        return Array(buffer[start..<readIndex])
+        withNextMessage { Array($0) }
     }
 
     /// Calls `body` with the next complete message in place (no copy), or

@@ -3,6 +3,10 @@ internal import CSodium
 /// Noise's `ENCRYPT`/`DECRYPT` for the ChaChaPoly cipher: ChaCha20-Poly1305
 /// (IETF, 96-bit nonce) with the nonce laid out as 32 zero bits followed by
 /// the 64-bit counter in little-endian order (spec §12.3).
+///
+/// Each direction has one libsodium call, on caller-owned memory: the channel
+/// encrypts chunk data where it lies and decrypts straight out of its receive
+/// buffer. The array forms (handshake, tests) go through the same calls.
 enum ChaChaPoly {
     static func nonce(_ counter: UInt64) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: 12)
@@ -12,41 +16,14 @@ enum ChaChaPoly {
         return bytes
     }
 
-    /// Returns ciphertext followed by the 16-byte tag. Cannot fail: the key
-    /// size is fixed by construction and libsodium's only error is a message
-    /// over ~256 GiB, far above `Noise.maxMessageLength`.
-    static func encrypt(key: SecureBytes, counter: UInt64, ad: [UInt8], plaintext: [UInt8]) -> [UInt8] {
-        _ = Sodium.ready
-        let nonceBytes = nonce(counter)
-        var output = [UInt8](repeating: 0, count: plaintext.count + Noise.tagLength)
-        var outputLength: UInt64 = 0
-        output.withUnsafeMutableBufferPointer { out in
-            plaintext.withUnsafeBufferPointer { message in
-                ad.withUnsafeBufferPointer { adBuffer in
-                    nonceBytes.withUnsafeBufferPointer { nonceBuffer in
-                        key.withBytePointer { keyPointer in
-                            // Both buffers have a positive count, so their base addresses exist.
-                            guard let outPointer = out.baseAddress, let noncePointer = nonceBuffer.baseAddress else {
-                                preconditionFailure("non-empty buffers without storage")
-                            }
-                            _ = crypto_aead_chacha20poly1305_ietf_encrypt(
-                                outPointer, &outputLength,
-                                message.baseAddress, UInt64(message.count),
-                                adBuffer.baseAddress, UInt64(adBuffer.count),
-                                nil, noncePointer, keyPointer)
-                        }
-                    }
-                }
-            }
-        }
-        return output
-    }
-
-    /// `encrypt` from and into caller-owned memory (no associated data):
-    /// writes `plaintext.count + Noise.tagLength` bytes at `output`. The
-    /// channel's writer encrypts chunk data in place this way, without first
-    /// copying it into a message buffer.
-    static func encrypt(key: SecureBytes, counter: UInt64, plaintext: UnsafeRawBufferPointer, into output: UnsafeMutableRawPointer) {
+    /// Writes ciphertext followed by the 16-byte tag, `plaintext.count +
+    /// Noise.tagLength` bytes, at `output`. Cannot fail: the key size is fixed
+    /// by construction and libsodium's only error is a message over ~256 GiB,
+    /// far above `Noise.maxMessageLength`.
+    static func encrypt(
+        key: SecureBytes, counter: UInt64, ad: UnsafeRawBufferPointer = .init(start: nil, count: 0),
+        plaintext: UnsafeRawBufferPointer, into output: UnsafeMutableRawPointer
+    ) {
         _ = Sodium.ready
         let nonceBytes = nonce(counter)
         var outputLength: UInt64 = 0
@@ -56,13 +33,31 @@ enum ChaChaPoly {
                 _ = crypto_aead_chacha20poly1305_ietf_encrypt(
                     output.assumingMemoryBound(to: UInt8.self), &outputLength,
                     plaintext.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(plaintext.count),
-                    nil, 0, nil, noncePointer, keyPointer)
+                    ad.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(ad.count),
+                    nil, noncePointer, keyPointer)
             }
         }
     }
 
-    /// `decrypt` from caller-owned memory (no associated data), into a new array.
-    static func decrypt(key: SecureBytes, counter: UInt64, ciphertext: UnsafeRawBufferPointer) throws(NoiseError) -> [UInt8] {
+    static func encrypt(key: SecureBytes, counter: UInt64, ad: [UInt8], plaintext: [UInt8]) -> [UInt8] {
+        let count = plaintext.count + Noise.tagLength
+        return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            // At least the 16-byte tag: the buffer has storage.
+            guard let output = buffer.baseAddress else { preconditionFailure("non-empty buffer without storage") }
+            ad.withUnsafeBytes { adBytes in
+                plaintext.withUnsafeBytes { plaintextBytes in
+                    encrypt(key: key, counter: counter, ad: adBytes, plaintext: plaintextBytes, into: output)
+                }
+            }
+            initialized = count
+        }
+    }
+
+    /// Verifies the tag before releasing any plaintext, into a new array.
+    static func decrypt(
+        key: SecureBytes, counter: UInt64, ad: UnsafeRawBufferPointer = .init(start: nil, count: 0),
+        ciphertext: UnsafeRawBufferPointer
+    ) throws(NoiseError) -> [UInt8] {
         _ = Sodium.ready
         guard ciphertext.count >= Noise.tagLength, let cipherPointer = ciphertext.baseAddress else { throw .truncated }
         let nonceBytes = nonce(counter)
@@ -78,7 +73,8 @@ enum ChaChaPoly {
                     result = crypto_aead_chacha20poly1305_ietf_decrypt(
                         buffer.baseAddress, &outputLength, nil,
                         cipherPointer.assumingMemoryBound(to: UInt8.self), UInt64(ciphertext.count),
-                        nil, 0, noncePointer, keyPointer)
+                        ad.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(ad.count),
+                        noncePointer, keyPointer)
                 }
             }
             initialized = result == 0 ? Int(outputLength) : 0
@@ -87,36 +83,16 @@ enum ChaChaPoly {
         return output
     }
 
-    /// Verifies the tag before releasing any plaintext.
     static func decrypt(key: SecureBytes, counter: UInt64, ad: [UInt8], ciphertext: [UInt8]) throws(NoiseError) -> [UInt8] {
-        _ = Sodium.ready
-        guard ciphertext.count >= Noise.tagLength else { throw .truncated }
-        let nonceBytes = nonce(counter)
-        let plaintextLength = ciphertext.count - Noise.tagLength
-        // One spare byte so the output pointer is never nil, even for an empty payload.
-        var output = [UInt8](repeating: 0, count: plaintextLength + 1)
-        var outputLength: UInt64 = 0
-        let result = output.withUnsafeMutableBufferPointer { out in
-            ciphertext.withUnsafeBufferPointer { cipherBuffer in
-                ad.withUnsafeBufferPointer { adBuffer in
-                    nonceBytes.withUnsafeBufferPointer { nonceBuffer in
-                        key.withBytePointer { keyPointer in
-                            // Ciphertext holds at least the tag and the nonce is 12 bytes.
-                            guard let cipherPointer = cipherBuffer.baseAddress,
-                                  let noncePointer = nonceBuffer.baseAddress
-                            else { preconditionFailure("non-empty buffers without storage") }
-                            return crypto_aead_chacha20poly1305_ietf_decrypt(
-                                out.baseAddress, &outputLength, nil,
-                                cipherPointer, UInt64(cipherBuffer.count),
-                                adBuffer.baseAddress, UInt64(adBuffer.count),
-                                noncePointer, keyPointer)
-                        }
-                    }
+        let result: Result<[UInt8], NoiseError> = ad.withUnsafeBytes { adBytes in
+            ciphertext.withUnsafeBytes { cipherBytes in
+                do throws(NoiseError) {
+                    return .success(try decrypt(key: key, counter: counter, ad: adBytes, ciphertext: cipherBytes))
+                } catch {
+                    return .failure(error)
                 }
             }
         }
-        guard result == 0 else { throw .decryptFailed }
-        output.removeLast(output.count - plaintextLength)
-        return output
+        return try result.get()
     }
 }

@@ -18,11 +18,7 @@ public struct NoiseCipherState: Sendable {
     /// `EncryptWithAd`. Throws `nonceExhausted` rather than ever reusing or
     /// wrapping a nonce: 2^64-1 is reserved by the spec (it is `Rekey`'s nonce).
     public mutating func encrypt(_ plaintext: [UInt8], ad: [UInt8] = []) throws(NoiseError) -> [UInt8] {
-        let size = plaintext.count + Noise.tagLength
-        guard size <= Noise.maxMessageLength else {
-            throw .messageTooLarge(size: size, limit: Noise.maxMessageLength)
-        }
-        guard nonce < UInt64.max else { throw .nonceExhausted }
+        try checkUsable(messageSize: plaintext.count + Noise.tagLength)
         let ciphertext = ChaChaPoly.encrypt(key: key, counter: nonce, ad: ad, plaintext: plaintext)
         nonce += 1
         return ciphertext
@@ -31,21 +27,14 @@ public struct NoiseCipherState: Sendable {
     /// `EncryptWithAd` with empty associated data, from and into caller-owned
     /// memory: writes `plaintext.count + Noise.tagLength` bytes at `output`.
     mutating func encrypt(_ plaintext: UnsafeRawBufferPointer, into output: UnsafeMutableRawPointer) throws(NoiseError) {
-        let size = plaintext.count + Noise.tagLength
-        guard size <= Noise.maxMessageLength else {
-            throw .messageTooLarge(size: size, limit: Noise.maxMessageLength)
-        }
-        guard nonce < UInt64.max else { throw .nonceExhausted }
+        try checkUsable(messageSize: plaintext.count + Noise.tagLength)
         ChaChaPoly.encrypt(key: key, counter: nonce, plaintext: plaintext, into: output)
         nonce += 1
     }
 
     /// `DecryptWithAd` with empty associated data, reading the ciphertext in place.
     mutating func decrypt(_ ciphertext: UnsafeRawBufferPointer) throws(NoiseError) -> [UInt8] {
-        guard ciphertext.count <= Noise.maxMessageLength else {
-            throw .messageTooLarge(size: ciphertext.count, limit: Noise.maxMessageLength)
-        }
-        guard nonce < UInt64.max else { throw .nonceExhausted }
+        try checkUsable(messageSize: ciphertext.count)
         let plaintext = try ChaChaPoly.decrypt(key: key, counter: nonce, ciphertext: ciphertext)
         nonce += 1
         return plaintext
@@ -54,13 +43,18 @@ public struct NoiseCipherState: Sendable {
     /// `DecryptWithAd`. On failure the nonce does not advance, but the session
     /// should be torn down anyway: Noise gives no way to resynchronise.
     public mutating func decrypt(_ ciphertext: [UInt8], ad: [UInt8] = []) throws(NoiseError) -> [UInt8] {
-        guard ciphertext.count <= Noise.maxMessageLength else {
-            throw .messageTooLarge(size: ciphertext.count, limit: Noise.maxMessageLength)
-        }
-        guard nonce < UInt64.max else { throw .nonceExhausted }
+        try checkUsable(messageSize: ciphertext.count)
         let plaintext = try ChaChaPoly.decrypt(key: key, counter: nonce, ad: ad, ciphertext: ciphertext)
         nonce += 1
         return plaintext
+    }
+
+    /// A Noise message is at most 65535 bytes, and the nonce must not run out.
+    private func checkUsable(messageSize: Int) throws(NoiseError) {
+        guard messageSize <= Noise.maxMessageLength else {
+            throw .messageTooLarge(size: messageSize, limit: Noise.maxMessageLength)
+        }
+        guard nonce < UInt64.max else { throw .nonceExhausted }
     }
 
     /// Noise `Rekey()`: the new key is the first 32 bytes of encrypting 32 zero
