@@ -120,16 +120,20 @@ public final class TCPTransport: Transport {
                 throw .cancelled
             }
         }
-        let registration: ReactorRegistration
+        let registration = try Self.register(fd, with: reactor)
+        let core = TCPConnectionCore(registration: registration, configuration: configuration)
+        registration.attach(core)
+        return TCPConnection(core: core)
+    }
+
+    /// Registers a socket we own with the reactor; on failure the socket is closed, not leaked.
+    private static func register(_ fd: Int32, with reactor: EpollReactor) throws(TransportError) -> ReactorRegistration {
         do {
-            registration = try reactor.register(fd: fd)
+            return try reactor.register(fd: fd)
         } catch {
             Glibc.close(fd)
             throw error
         }
-        let core = TCPConnectionCore(registration: registration, configuration: configuration)
-        registration.attach(core)
-        return TCPConnection(core: core)
     }
 
     public func listen(on address: PeerAddress) async throws(TransportError) -> any Listener {
@@ -152,13 +156,7 @@ public final class TCPTransport: Transport {
             Glibc.close(fd)
             throw TransportError(errno: code, operation: "getsockname")
         }
-        let registration: ReactorRegistration
-        do {
-            registration = try reactor.register(fd: fd)
-        } catch {
-            Glibc.close(fd)
-            throw error
-        }
+        let registration = try Self.register(fd, with: reactor)
         let core = TCPListenerCore(registration: registration, reactor: reactor, configuration: configuration)
         registration.attach(core)
         return TCPListener(core: core, localAddress: local)
