@@ -3,7 +3,7 @@ import Testing
 @testable import LocalFirstSync
 
 /// Read-ahead keeps order, stays within its byte budget, and ends cleanly.
-@Suite struct ChannelReadAheadTests {
+@Suite(.timeLimit(.minutes(1))) struct ChannelReadAheadTests {
     static func chunk(_ index: UInt32) -> WireMessage {
         .chunk(.init(offerID: 1, contentID: ContentID(hash: Blake2b.hash([])), fileIndex: 0, chunkIndex: index,
                      payload: .raw([UInt8](repeating: UInt8(truncatingIfNeeded: index), count: 64 << 10))))
