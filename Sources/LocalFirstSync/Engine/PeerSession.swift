@@ -113,10 +113,8 @@ actor PeerSession {
             // Closed while we waited (by the owner, or a replacement connection): what is still
             // buffered belongs to a session that no longer exists.
             guard closedReason == nil else { return }
-            let payloadHash = await received.payloadHash?.value
-            guard closedReason == nil else { return }
             do throws(SyncError) {
-                try await handle(received.message, payloadHash: payloadHash)
+                try await handle(received.message)
             } catch {
                 // A peer that breaks the protocol is told why, then dropped.
                 context.log("dropped \(peer): \(error)")
@@ -138,8 +136,7 @@ actor PeerSession {
         }
     }
 
-    /// - Parameter payloadHash: for a raw Chunk, the BLAKE2b-256 of its payload, computed by the read-ahead.
-    private func handle(_ message: WireMessage, payloadHash: Hash256?) async throws(SyncError) {
+    private func handle(_ message: WireMessage) async throws(SyncError) {
         switch message {
         case let .offer(offer):
             try await received(offer)
@@ -147,7 +144,7 @@ actor PeerSession {
             guard outgoing[reply.offerID]?.reply != nil else { throw .protocolViolation("reply to unknown offer \(reply.offerID)") }
             resolveReply(reply.offerID, .success(reply))
         case let .chunk(chunk):
-            try await received(chunk, payloadHash: payloadHash)
+            try await received(chunk)
         case let .receipt(receipt):
             guard let offer = outgoing[receipt.offerID] else { throw .protocolViolation("receipt for unknown offer \(receipt.offerID)") }
             offer.receipts.yield(receipt)
@@ -239,7 +236,7 @@ actor PeerSession {
         await releaseHeld()
     }
 
-    private func received(_ chunk: WireMessage.Chunk, payloadHash: Hash256?) async throws(SyncError) {
+    private func received(_ chunk: WireMessage.Chunk) async throws(SyncError) {
         if abandoned.contains(AbandonedAsset(offerID: chunk.offerID, contentID: chunk.contentID)) { return }
         // Consent: bytes for an offer nobody accepted are a violation, and end the connection.
         guard var state = receiving[chunk.offerID], state.phase == .receiving else {
@@ -257,7 +254,7 @@ actor PeerSession {
         do { bytes = try chunk.payload.decoded(using: decompressor) } catch { throw .protocolViolation("chunk \(chunkIndex): \(error)") }
         do throws(ReceiveError) {
             guard let file = asset.files[fileIndex] else { throw .chunkIndexOutOfRange(index: chunkIndex, chunkCount: 0) }
-            try file.write(chunkAt: chunkIndex, bytes: bytes, hash: payloadHash ?? Blake2b.hash(bytes))
+            try file.writeReceived(chunkAt: chunkIndex, bytes: bytes)
         } catch {
             if case .chunkHashMismatch = error { throw .protocolViolation("chunk \(chunkIndex) of \(asset.asset.files[fileIndex].manifest.path) does not match its hash") }
             // Local trouble (disk full...): this asset fails, the connection survives, and

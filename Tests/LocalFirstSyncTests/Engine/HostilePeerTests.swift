@@ -20,6 +20,14 @@ import Testing
             return RawPeer(channel: channel)
         }
 
+        /// Reads until the first receipt for `offerID` (or the end of the connection).
+        func receipt(for offerID: UInt64) async throws -> WireMessage.Receipt.Outcome? {
+            while let message = try await channel.receive() {
+                if case let .receipt(receipt) = message, receipt.offerID == offerID { return receipt.outcome }
+            }
+            return nil
+        }
+
         /// Reads until the reply to `offerID` (or the end of the connection).
         func reply(to offerID: UInt64) async throws -> WireMessage.OfferReply? {
             while let message = try await channel.receive() {
@@ -79,7 +87,9 @@ import Testing
         }
     }
 
-    @Test func chunkNotMatchingItsHashIsRejected() async throws {
+    /// Bytes that don't match the hashes the offer promised fail that asset with a clear
+    /// receipt, land nowhere, and cost the connection nothing: the next offer goes through.
+    @Test func chunkNotMatchingItsHashFailsThatAssetOnly() async throws {
         try await TestSupport.withTemporaryDirectory { root in
             let (network, nas, mallory) = try await Self.setUp(root)
             let raw = try await RawPeer.connect(to: nas, network: network, identity: mallory)
@@ -89,12 +99,20 @@ import Testing
             #expect(try await raw.reply(to: 2)?.accepted == true)
             try await raw.channel.send(.chunk(.init(offerID: 2, contentID: asset.contentID, fileIndex: 0, chunkIndex: 0,
                                                     payload: .raw(Array("fake bytes!!!!".utf8)))))
-            var sawError = false
-            while let message = try? await raw.channel.receive() {
-                if case .error = message { sawError = true }
+            guard case let .failed(reason)? = try await raw.receipt(for: 2) else {
+                Issue.record("expected a failed receipt")
+                return
             }
-            #expect(sawError)
-            #expect(!FileManager.default.fileExists(atPath: nas.library.appendingPathComponent("photo.jpg").path))
+            #expect(reason.contains("hash"), "reason: \(reason)")
+            #expect(try EngineHarness.tree(nas.library).isEmpty)
+
+            let honest = Self.asset(path: "honest.jpg", bytes: Array("honest bytes".utf8))
+            try await raw.channel.send(.offer(.init(offerID: 3, assets: [honest])))
+            #expect(try await raw.reply(to: 3)?.accepted == true)
+            try await raw.channel.send(.chunk(.init(offerID: 3, contentID: honest.contentID, fileIndex: 0, chunkIndex: 0,
+                                                    payload: .raw(Array("honest bytes".utf8)))))
+            #expect(try await raw.receipt(for: 3) == .stored)
+            #expect(try EngineHarness.tree(nas.library) == ["honest.jpg": Data("honest bytes".utf8)])
         }
     }
 

@@ -202,6 +202,75 @@ struct IncomingFileTests {
         }
     }
 
+    /// The engine's way in hashes each received byte once: a forged chunk of a partial nobody
+    /// else has open is written, and `finish()` refuses the file and deletes every byte of it.
+    @Test func forgedReceivedChunkIsCaughtByTheFileHashAndNothingIsInstalled() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let setup = try F.setUp(in: root)
+            let bytes = F.data(12_000, seed: 30)
+            let manifest = F.manifest(bytes, chunkLengths: [4000, 4000, 4000])
+            let file = try IncomingFile.open(in: setup.staging, manifest: manifest)
+            var forged = F.chunk(1, of: bytes, manifest)
+            forged[7] ^= 0x80
+            try file.writeReceived(chunkAt: 0, bytes: F.chunk(0, of: bytes, manifest))
+            try file.writeReceived(chunkAt: 1, bytes: forged)
+            try file.writeReceived(chunkAt: 2, bytes: F.chunk(2, of: bytes, manifest))
+            #expect(throws: ReceiveError.chunkLengthMismatch(index: 2, expected: 4000, actual: 3999)) {
+                try file.writeReceived(chunkAt: 2, bytes: Array(forged.dropLast()))
+            }
+            let received = bytes[0..<4000] + forged + bytes[8000...]
+            #expect(throws: ReceiveError.fileHashMismatch(expected: manifest.fileHash, actual: Blake2b.hash(Array(received)))) {
+                _ = try file.finish()
+            }
+            #expect(F.contents(of: setup.stagingURL).isEmpty, "the refused file is deleted")
+            #expect(F.contents(of: setup.library).filter { !$0.hasPrefix(".lfsync") }.isEmpty)
+        }
+    }
+
+    /// A forged chunk left behind by an interrupted transfer is never trusted: the next
+    /// transfer re-hashes the partial and asks for that chunk again.
+    @Test func forgedReceivedChunkLeftByAnInterruptionIsFetchedAgain() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let setup = try F.setUp(in: root)
+            let bytes = F.data(12_000, seed: 31)
+            let manifest = F.manifest(bytes, chunkLengths: [4000, 4000, 4000])
+            do {
+                let interrupted = try IncomingFile.open(in: setup.staging, manifest: manifest)
+                try interrupted.writeReceived(chunkAt: 0, bytes: F.chunk(0, of: bytes, manifest))
+                try interrupted.writeReceived(chunkAt: 1, bytes: F.data(4000, seed: 32))
+            }
+            let resumed = try IncomingFile.open(in: setup.staging, manifest: manifest)
+            #expect(try resumed.verifiedChunks().indices == [0])
+            try resumed.writeReceived(chunkAt: 1, bytes: F.chunk(1, of: bytes, manifest))
+            try resumed.writeReceived(chunkAt: 2, bytes: F.chunk(2, of: bytes, manifest))
+            let staged = try resumed.finish()
+            _ = try setup.installer.install([(staged, try F.path("resumed.bin"))])
+            #expect(try F.read(setup.library.appendingPathComponent("resumed.bin")) == bytes)
+        }
+    }
+
+    /// Once another transfer has the partial open, a received chunk is checked before it is
+    /// written, on both sides: the other transfer may already have verified the bytes there.
+    @Test func receivedChunksOfASharedPartialAreCheckedBeforeWriting() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let setup = try F.setUp(in: root)
+            let bytes = F.data(12_000, seed: 33)
+            let manifest = F.manifest(bytes, chunkLengths: [4000, 4000, 4000])
+            let creator = try IncomingFile.open(in: setup.staging, manifest: manifest)
+            try creator.writeReceived(chunkAt: 0, bytes: F.chunk(0, of: bytes, manifest))
+            let opener = try IncomingFile.open(in: setup.staging, manifest: manifest)
+            #expect(try opener.verifiedChunks().indices == [0])
+            let garbage = F.data(4000, seed: 34)
+            #expect(throws: ReceiveError.chunkHashMismatch(index: 1)) { try creator.writeReceived(chunkAt: 1, bytes: garbage) }
+            #expect(throws: ReceiveError.chunkHashMismatch(index: 2)) { try opener.writeReceived(chunkAt: 2, bytes: garbage) }
+            try opener.writeReceived(chunkAt: 1, bytes: F.chunk(1, of: bytes, manifest))
+            try opener.writeReceived(chunkAt: 2, bytes: F.chunk(2, of: bytes, manifest))
+            let staged = try opener.finish()
+            _ = try setup.installer.install([(staged, try F.path("shared.bin"))])
+            #expect(try F.read(setup.library.appendingPathComponent("shared.bin")) == bytes)
+        }
+    }
+
     /// A manifest claiming the same file hash with another size or chunk list opens the same
     /// partial. It may cut it or overwrite hashed bytes with bytes that pass *its* chunk hashes:
     /// the first transfer must not trust the file hash it computed on the way in.

@@ -3,9 +3,19 @@ import Glibc
 #endif
 internal import CLinux
 
-/// One file being received: chunks, verified one by one, land in its partial
-/// in the staging area; `finish()` turns the complete partial into a
+/// One file being received: chunks land in its partial in the staging area;
+/// `finish()` checks the whole against the file hash and turns it into a
 /// `StagedFile`.
+///
+/// **One hash per received byte.** A chunk from the peer is written after its
+/// length is checked; its own hash is checked only when the partial is shared
+/// with another transfer (see `writeReceived(chunkAt:bytes:)`). An unshared
+/// partial's bytes are all covered by the file hash `finish()` checks before
+/// anything is installed, so hashing each chunk as well would be a second
+/// BLAKE2b pass over every byte for nothing. A partial may therefore hold
+/// bytes nobody has verified yet, and nothing trusts them unchecked: reopening
+/// re-hashes every chunk (`verifiedChunks()`), and a chunk copied out of a
+/// partial is re-hashed (`copyChunk(at:from:)`).
 ///
 /// **Resume without bookkeeping.** Nothing records which chunks have arrived:
 /// the partial is its own record. After a crash of either side,
@@ -39,8 +49,9 @@ public final class IncomingFile {
     /// How many leading chunks `fileHasher` has seen.
     private var hashedChunkCount = 0
 
-    /// Chunks this object has verified so far (by writing, copying, or
-    /// `verifiedChunks()`); no I/O.
+    /// Chunks this object has stored or found so far (written, copied, or
+    /// re-hashed by `verifiedChunks()`); no I/O. A written chunk of an unshared
+    /// partial counts before `finish()` has checked it.
     public var presentChunks: ChunkBitmap { present }
 
     private var displayPath: String { StagingArea.displayPath(of: partialName) }
@@ -149,9 +160,10 @@ public final class IncomingFile {
     /// object already verified are not read again.
     ///
     /// Fast path: a partial this object created holds only what it wrote, so
-    /// nothing is read. (Should another transfer of the same content write to
-    /// it meanwhile, those chunks are not seen here — writing them again is
-    /// harmless, and a later reopen finds them.)
+    /// nothing is read (`finish()` checks what it wrote). Should another
+    /// transfer of the same content write to it meanwhile, those chunks are
+    /// not seen here — writing them again is harmless, and a later reopen
+    /// finds them.
     public func verifiedChunks() throws(ReceiveError) -> ChunkBitmap {
         guard !isFinished else { throw .alreadyFinished(fileHash: manifest.fileHash) }
         if isNew { return present }
@@ -169,21 +181,32 @@ public final class IncomingFile {
         return present
     }
 
-    /// Stores chunk `index` from the peer: length and BLAKE2b-256 are checked
-    /// *before* anything is written, so the partial only ever holds verified
-    /// bytes at their own offsets.
+    /// Stores chunk `index`, checking its length and BLAKE2b-256 *before*
+    /// anything is written.
     public func write(chunkAt index: Int, bytes: [UInt8]) throws(ReceiveError) {
-        try write(chunkAt: index, bytes: bytes, hash: Blake2b.hash(bytes))
+        try write(chunkAt: index, bytes: bytes, verifyingNow: true)
     }
 
-    /// `write(chunkAt:bytes:)` for a caller that already computed `hash`,
-    /// the BLAKE2b-256 of `bytes` (on another core, while this file was busy).
-    func write(chunkAt index: Int, bytes: [UInt8], hash: Hash256) throws(ReceiveError) {
+    /// Stores chunk `index` as the peer sent it: the receiving engine's way in.
+    /// The length is checked now. The hash is checked now only if another
+    /// transfer has this partial open too (it would otherwise trust, and could
+    /// finish with, bytes it verified that we then overwrote); for a partial of
+    /// our own, `finish()` proves every byte with the file hash instead.
+    /// - Throws: `chunkHashMismatch` only for a shared partial; otherwise bad
+    ///   bytes surface as `fileHashMismatch` from `finish()`.
+    public func writeReceived(chunkAt index: Int, bytes: [UInt8]) throws(ReceiveError) {
+        try write(chunkAt: index, bytes: bytes, verifyingNow: false)
+    }
+
+    private func write(chunkAt index: Int, bytes: [UInt8], verifyingNow: Bool) throws(ReceiveError) {
         let chunk = try writableChunk(index)
         guard bytes.count == Int(chunk.length) else {
             throw .chunkLengthMismatch(index: index, expected: chunk.length, actual: bytes.count)
         }
-        guard hash == chunk.hash else { throw .chunkHashMismatch(index: index) }
+        let shared = try ensureStillOurPartial()
+        if verifyingNow || shared || !isNew {
+            guard Blake2b.hash(bytes) == chunk.hash else { throw .chunkHashMismatch(index: index) }
+        }
         try store(bytes, at: index)
     }
 
@@ -196,20 +219,22 @@ public final class IncomingFile {
         let chunk = try writableChunk(index)
         if present.contains(index) { return true }
         guard let bytes = readSource(source, length: chunk.length), Blake2b.hash(bytes) == chunk.hash else { return false }
+        try ensureStillOurPartial()
         try store(bytes, at: index)
         return true
     }
 
-    /// Ends the transfer: every chunk must be verified. The partial is first
+    /// Ends the transfer: every chunk must be present. The partial is first
     /// renamed to a private `.staged` name (so no other transfer writes to it
-    /// again), then checked against `fileHash` — a mismatch means the
-    /// manifest's chunk list and file hash disagree, and the file is deleted.
+    /// again), then checked against `fileHash` — a mismatch means the peer
+    /// sent bytes other than its chunk hashes promised, or a chunk list that
+    /// disagrees with its file hash; either way the file is deleted.
     /// Then the manifest's mtime is set and the file fsynced (data and mtime
     /// durable before the installer renames it).
     ///
-    /// The file hash was computed while the verified chunks were written in
-    /// order; only a tail that arrived out of order, was resumed or was copied
-    /// before its predecessors is read back (from the page cache). That
+    /// The file hash was computed while the chunks were written in order;
+    /// only a tail that arrived out of order, was resumed or was copied before
+    /// its predecessors is read back (from the page cache). That
     /// shortcut holds only for a partial this object created and nobody else
     /// opened: another transfer's manifest may claim the same file hash with a
     /// different size or chunk list, and cut or overwrite the partial. Any
@@ -295,8 +320,8 @@ public final class IncomingFile {
         return manifest.chunks[index]
     }
 
+    /// Writes a chunk the caller has checked (and `ensureStillOurPartial()` passed).
     private func store(_ bytes: [UInt8], at index: Int) throws(ReceiveError) {
-        try ensureStillOurPartial()
         let display = displayPath
         try ReceiveError.system { () throws(SystemError) in try descriptor.write(bytes, at: offsets[index], display) }
         // The fsync in `finish()` must not find the whole file still dirty: that would stall the
@@ -312,14 +337,18 @@ public final class IncomingFile {
 
     /// Refuses to write once another transfer's `finish()` has taken the
     /// shared partial (see `StagingArea`): the name no longer leads to our inode.
-    private func ensureStillOurPartial() throws(ReceiveError) {
-        let display = displayPath
-        let current = try ReceiveError.system { () throws(SystemError) in
-            try staging.directory.statusOfEntry(named: partialName, display)
+    /// - Returns: whether another transfer has opened the partial too (its mark, see `open`).
+    @discardableResult
+    private func ensureStillOurPartial() throws(ReceiveError) -> Bool {
+        var raw = stat()
+        guard fstatat(staging.directory.rawValue, partialName, &raw, AT_SYMLINK_NOFOLLOW) == 0 else {
+            if errno == ENOENT { throw .partialTaken(fileHash: manifest.fileHash) }
+            throw .system(SystemError.current("fstatat", path: displayPath))
         }
-        guard let current, current.device == identity.device, current.inode == identity.inode else {
+        guard UInt64(raw.st_dev) == identity.device, UInt64(raw.st_ino) == identity.inode else {
             throw .partialTaken(fileHash: manifest.fileHash)
         }
+        return raw.st_mode & 0o7777 != Self.exclusiveMode
     }
 
     /// Reads `length` bytes from `source`, or `nil` for any reason at all.

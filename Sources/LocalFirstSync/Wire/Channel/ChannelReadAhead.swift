@@ -5,17 +5,13 @@ import Synchronization
 /// (plus one message).
 ///
 /// Without it a receiver alternates: decrypt a chunk, then hash and write it,
-/// then decrypt the next. With it the work is a three-stage pipeline that
-/// keeps both cores busy: decrypting the next message, hashing a raw chunk's
-/// payload (BLAKE2b, in a task of its own per chunk), and the consumer
-/// comparing that hash with its manifest, extending the file hash and
-/// writing. Memory stays bounded: the reading side waits while the buffer
-/// is full.
+/// then decrypt the next. With it the two halves run on both cores at once:
+/// this side decrypts and decodes the next messages while the consumer
+/// extends the file hash and writes the current chunk. Memory stays bounded:
+/// the reading side waits while the buffer is full.
 final class ChannelReadAhead: Sendable {
-    /// A message, and for a raw chunk the BLAKE2b-256 of its payload, being computed.
     struct Incoming: Sendable {
         var message: WireMessage
-        var payloadHash: Task<Hash256, Never>?
         /// The frame's length on the wire: what buffering this message costs.
         var frameLength: Int
     }
@@ -88,7 +84,7 @@ final class ChannelReadAhead: Sendable {
             if state.withLock({ $0.cancelled }) { return }
             let received: Received
             do {
-                received = .success(try await channel.receiveWithLength().map(Self.prepare))
+                received = .success(try await channel.receiveWithLength().map { Incoming(message: $0.message, frameLength: $0.frameLength) })
             } catch {
                 received = .failure(error)
             }
@@ -127,13 +123,6 @@ final class ChannelReadAhead: Sendable {
             return nil
         }
         consumer?.resume(returning: received)
-    }
-
-    private static func prepare(_ received: (message: WireMessage, frameLength: Int)) -> Incoming {
-        guard case let .chunk(chunk) = received.message, case let .raw(bytes) = chunk.payload else {
-            return Incoming(message: received.message, payloadHash: nil, frameLength: received.frameLength)
-        }
-        return Incoming(message: received.message, payloadHash: Task { Blake2b.hash(bytes) }, frameLength: received.frameLength)
     }
 
     /// What a buffered result costs: its frame (an Offer can be as large as a
