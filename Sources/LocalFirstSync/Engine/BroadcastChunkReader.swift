@@ -3,7 +3,14 @@
 ///
 /// Per-peer send tasks ask for chunks in the same order; the first to ask
 /// reads the chunk from disk and checks it against the manifest, later ones
-/// get the cached payload. A chunk leaves the cache when every peer that
+/// get the cached payload.
+///
+/// The check: never send bytes the manifest does not describe. A file whose
+/// `fstat` after the read still shows the status the scan vouched for (size,
+/// mtime, inode and ctime — the ctime moves on any write, even one that puts
+/// the mtime back) holds the bytes that were hashed, so its chunks go out
+/// without a second BLAKE2b pass; any other chunk is hashed. The receiver
+/// checks every file against its file hash either way. A chunk leaves the cache when every peer that
 /// needed it has taken it, or when the cache is over its budget (a peer far
 /// behind the others then reads it again — counted in `diskReads`).
 actor BroadcastChunkReader {
@@ -20,6 +27,7 @@ actor BroadcastChunkReader {
     }
 
     private let rootPath: String
+    private let settledStatus: [String: FileStatus]
     private let budgetBytes: Int
     private var demand: [Key: Int] = [:]
     private var cache: [Key: ChunkPayload] = [:]
@@ -29,8 +37,11 @@ actor BroadcastChunkReader {
     private(set) var diskReads = 0
     private(set) var bytesRead: UInt64 = 0
 
-    init(rootPath: String, budgetBytes: Int = 64 << 20) {
+    private(set) var chunksHashed = 0
+
+    init(rootPath: String, settledStatus: [String: FileStatus] = [:], budgetBytes: Int = 64 << 20) {
         self.rootPath = rootPath
+        self.settledStatus = settledStatus
         self.budgetBytes = budgetBytes
     }
 
@@ -59,13 +70,12 @@ actor BroadcastChunkReader {
         }
         diskReads += 1
         bytesRead += UInt64(bytes.count)
-        // The file may have changed since it was scanned: never send bytes the manifest does not
-        // describe. Size and mtime alone would miss an edit that keeps both (`touch -r`,
-        // `exiftool -P`), and the receiver treats a chunk that fails its hash as a protocol
-        // violation that ends the whole connection; so each chunk is hashed here, once per
-        // broadcast, in the sending job's prefetch (in parallel with the encryption of the last).
-        guard bytes.count == Int(chunk.length), Blake2b.hash(bytes) == chunk.hash else {
-            throw .sourceChanged(path: file.path)
+        guard bytes.count == Int(chunk.length) else { throw .sourceChanged(path: file.path) }
+        // Hashing, where needed, runs in the sending job's prefetch, in parallel with the
+        // encryption of the previous chunk.
+        if !isSettled(file.path, handle) {
+            chunksHashed += 1
+            guard Blake2b.hash(bytes) == chunk.hash else { throw .sourceChanged(path: file.path) }
         }
         let payload = MediaType(path: file.path).isAlreadyCompressed ? ChunkPayload.raw(bytes) : ChunkPayload.encode(raw: bytes)
         if (demand[key] ?? 0) > 1 {
@@ -75,6 +85,12 @@ actor BroadcastChunkReader {
             evictOverBudget()
         }
         return payload
+    }
+
+    /// True when the file, just read, still shows the status the scan vouched for.
+    private func isSettled(_ path: String, _ handle: ReadOnlyFile) -> Bool {
+        guard let settled = settledStatus[path], let status = try? handle.status() else { return false }
+        return status == settled
     }
 
     /// Forgets a peer's remaining demand (it failed or was cut).

@@ -65,20 +65,17 @@ public final class LibraryImporter: Sendable {
         return plan
     }
 
-    /// True when the library already holds exactly this file at its path: the chunk
-    /// index recorded every one of its chunks there, and the file has not changed since.
+    /// True when the library already holds exactly this file at its path: the scan
+    /// cache knows the path under the same file hash, and the file still shows the
+    /// status it had then. The file hash, not the chunk list, because it is what this
+    /// device verified itself, by hashing the file or every byte it received.
     private func isInPlace(_ manifest: FileManifest) -> Bool {
-        guard let chunkIndex, let path = try? LibraryPath.validate(manifest.path),
+        guard let scanCache, let path = try? LibraryPath.validate(manifest.path),
               let status = try? FileStatus.of(path: directory.rootPath + "/" + path.string),
-              status.kind == .regular, status.size == manifest.size else { return false }
-        let stamp = FileStamp(status)
-        var offset: UInt64 = 0
-        for chunk in manifest.chunks {
-            guard let locations = try? chunkIndex.locations(of: chunk.hash, limit: 64),
-                  locations.contains(where: { $0.path == path.string && $0.offset == offset && $0.stamp == stamp }) else { return false }
-            offset += UInt64(chunk.length)
-        }
-        return true
+              status.kind == .regular, status.size == manifest.size,
+              let entry = try? scanCache.entry(path: path.string)
+        else { return false }
+        return entry.manifest.fileHash == manifest.fileHash && entry.isUnchanged(status)
     }
 
     private func copyLocally(_ chunk: ChunkRef, index: Int, into file: IncomingFile) throws(ReceiveError) -> Bool {
@@ -119,7 +116,9 @@ public final class LibraryImporter: Sendable {
             manifest.path = path
             manifest.modificationTimeNs = status.modificationTimeNs
             let identifier = AppleContentIdentifierReader.contentIdentifier(ofFileAt: URL(fileURLWithPath: directory.rootPath + "/" + path))
-            records.append(IndexedFile(manifest: manifest, inode: status.inode, contentIdentifier: identifier))
+            // The bytes were verified against the file hash just before we renamed them in.
+            records.append(IndexedFile(manifest: manifest, inode: status.inode, contentIdentifier: identifier,
+                                       changeTimeNs: status.changeTimeNs))
         }
         try? chunkIndex?.recordAll(records)
         try? scanCache?.storeAll(records)

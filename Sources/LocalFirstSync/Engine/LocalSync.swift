@@ -274,7 +274,13 @@ public actor LocalSync {
     /// Offers `assets` (scanned from `library`) to the destination peers and
     /// sends each peer only the chunks it lacks. Returns at once; follow the
     /// transfer for per-peer progress and outcome.
-    public func send(_ assets: [Asset], from library: URL, to destination: TransferDestination = .allConnectedPeers) -> OutgoingTransfer {
+    /// - Parameter settledStatus: the scan's `settledStatus`: chunks of a file that
+    ///   still shows exactly that status are sent without being hashed again.
+    ///   Without it every chunk read is checked against its hash.
+    public func send(
+        _ assets: [Asset], from library: URL, settledStatus: [String: FileStatus] = [:],
+        to destination: TransferDestination = .allConnectedPeers
+    ) -> OutgoingTransfer {
         let targets: [PeerSession]
         switch destination {
         case .allConnectedPeers: targets = Array(sessions.values)
@@ -290,7 +296,7 @@ public actor LocalSync {
             transfer.publish(TransferUpdate(peer: peer, progress: TransferProgress(assetsTotal: assets.count), state: summary.state))
             transfer.finish(summary)
         }
-        let reader = BroadcastChunkReader(rootPath: library.standardizedFileURL.path)
+        let reader = BroadcastChunkReader(rootPath: library.standardizedFileURL.path, settledStatus: settledStatus)
         let keys = PeerSendJob.allChunkKeys(of: assets)
         let offerID = nextOfferID
         nextOfferID += 1
@@ -318,7 +324,7 @@ public actor LocalSync {
     public func send(library: URL, cache: ScanCache? = nil, to destination: TransferDestination = .allConnectedPeers) async throws -> OutgoingTransfer {
         let continuation = preparation.continuation
         let scan = try await LibraryScanner(root: library, cache: cache).scan { continuation.yield($0) }
-        return send(scan.assets, from: library, to: destination)
+        return send(scan.assets, from: library, settledStatus: scan.settledStatus, to: destination)
     }
 
     /// Asks a trusted peer to offer us what it has that we lack.

@@ -1,5 +1,5 @@
-/// `(path, size, mtime_ns, inode) → FileManifest` for one library: what lets a
-/// rescan of an unchanged library read no file content.
+/// `(path, size, mtime_ns, inode, ctime_ns) → FileManifest` for one library:
+/// what lets a rescan of an unchanged library read no file content.
 ///
 /// The stored manifest is untrusted on the way back in (the file on disk may
 /// have been damaged or edited): a blob that does not decode, or decodes to a
@@ -38,20 +38,30 @@ public final class ScanCache: Sendable {
         return Self.decode(blob, path: path, stamp: stamp)?.manifest
     }
 
+    /// The entry for `path`, whatever its stamp: the caller compares it with what it sees on disk.
+    public func entry(path: String) throws(SQLiteError) -> IndexedFile? {
+        let libraryID = libraryID
+        return try database.withDatabase { db throws(SQLiteError) in
+            try db.cachedStatement("""
+                SELECT size, mtime_ns, inode, manifest, content_identifier, ctime_ns FROM scan_cache
+                WHERE library_id = ? AND path = ?
+                """)
+                .firstRow([.integer(libraryID), .text(path)]) { row throws(SQLiteError) in
+                    Self.entry(row, path: path, firstColumn: 0)
+                } ?? nil
+        }
+    }
+
     /// Every usable entry of this library, keyed by path, in one query. The
     /// caller compares `entry.stamp` with what it sees on disk.
     public func loadAll() throws(SQLiteError) -> [String: IndexedFile] {
         let libraryID = libraryID
         return try database.withDatabase { db throws(SQLiteError) in
             var entries = [String: IndexedFile]()
-            try db.cachedStatement("SELECT path, size, mtime_ns, inode, manifest, content_identifier FROM scan_cache WHERE library_id = ?")
+            try db.cachedStatement("SELECT path, size, mtime_ns, inode, manifest, content_identifier, ctime_ns FROM scan_cache WHERE library_id = ?")
                 .forEachRow([.integer(libraryID)]) { row throws(SQLiteError) in
-                    guard let path = row.text(at: 0), let blob = row.blob(at: 4) else { return }
-                    let stamp = FileStamp(size: row.uint64(at: 1), modificationTimeNs: row.int64(at: 2), inode: row.uint64(at: 3))
-                    if var entry = Self.decode(blob, path: path, stamp: stamp) {
-                        entry.contentIdentifier = row.text(at: 5).flatMap { $0.utf8.count <= MediaMetadataLimits.maxIdentifierBytes ? $0 : nil }
-                        entries[path] = entry
-                    }
+                    guard let path = row.text(at: 0), let entry = Self.entry(row, path: path, firstColumn: 1) else { return }
+                    entries[path] = entry
                 }
             return entries
         }
@@ -68,12 +78,12 @@ public final class ScanCache: Sendable {
         let libraryID = libraryID
         try database.write { db throws(SQLiteError) in
             let upsert = try db.cachedStatement("""
-                INSERT INTO scan_cache (library_id, path, size, mtime_ns, inode, manifest, content_identifier)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO scan_cache (library_id, path, size, mtime_ns, inode, manifest, content_identifier, ctime_ns)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (library_id, path) DO UPDATE SET
                     size = excluded.size, mtime_ns = excluded.mtime_ns,
                     inode = excluded.inode, manifest = excluded.manifest,
-                    content_identifier = excluded.content_identifier
+                    content_identifier = excluded.content_identifier, ctime_ns = excluded.ctime_ns
                 """)
             for file in files {
                 try upsert.bind(libraryID, at: 1)
@@ -86,6 +96,11 @@ public final class ScanCache: Sendable {
                     try upsert.bind(identifier, at: 7)
                 } else {
                     try upsert.bindNull(at: 7)
+                }
+                if let changeTimeNs = file.changeTimeNs {
+                    try upsert.bind(changeTimeNs, at: 8)
+                } else {
+                    try upsert.bindNull(at: 8)
                 }
                 try upsert.run()
             }
@@ -116,6 +131,17 @@ public final class ScanCache: Sendable {
             }
             return stale.count
         }
+    }
+
+    /// An entry from the columns size, mtime_ns, inode, manifest, content_identifier,
+    /// ctime_ns starting at `firstColumn`; nil if the row does not hold together.
+    private static func entry(_ row: SQLiteRow, path: String, firstColumn first: Int32) -> IndexedFile? {
+        guard let blob = row.blob(at: first + 3) else { return nil }
+        let stamp = FileStamp(size: row.uint64(at: first), modificationTimeNs: row.int64(at: first + 1), inode: row.uint64(at: first + 2))
+        guard var entry = decode(blob, path: path, stamp: stamp) else { return nil }
+        entry.contentIdentifier = row.text(at: first + 4).flatMap { $0.utf8.count <= MediaMetadataLimits.maxIdentifierBytes ? $0 : nil }
+        entry.changeTimeNs = row.isNull(at: first + 5) ? nil : row.int64(at: first + 5)
+        return entry
     }
 
     /// Decodes a stored manifest and checks it describes the row it came from.

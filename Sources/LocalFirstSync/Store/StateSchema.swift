@@ -61,5 +61,12 @@ enum StateSchema {
                 PRIMARY KEY (peer, content_id)
             ) WITHOUT ROWID;
             """),
+        Migration(version: 2, name: "scan cache ctime", sql: """
+            -- The ctime a file had when its manifest was hashed (or received), so an
+            -- edit that keeps size and mtime is still noticed. NULL: unknown, or the
+            -- file changed too close to its hashing to trust (see LibraryScanner);
+            -- such a row never matches, and the file is hashed again.
+            ALTER TABLE scan_cache ADD COLUMN ctime_ns INTEGER;
+            """),
     ])
 }

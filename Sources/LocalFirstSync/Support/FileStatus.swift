@@ -3,8 +3,9 @@ import Glibc
 #endif
 
 /// The fields of `stat` that decide whether a file is "unchanged": size,
-/// nanosecond mtime and inode. Together they are the validity stamp of the
-/// scan cache and of the chunk index.
+/// nanosecond mtime and inode (the validity stamp of the chunk index), and
+/// the ctime, which no program can set back: an edit that restores the mtime
+/// (`touch -r`, `exiftool -P`) still moves it. The scan cache wants all four.
 public struct FileStatus: Hashable, Sendable {
     public enum Kind: Sendable { case regular, directory, symlink, other }
 
@@ -13,6 +14,8 @@ public struct FileStatus: Hashable, Sendable {
     public var modificationTimeNs: Int64
     public var inode: UInt64
     public var device: UInt64
+    /// Last change of the content *or* the metadata (chmod, rename, link count).
+    public var changeTimeNs: Int64
 
     init(_ raw: stat) {
         switch raw.st_mode & S_IFMT {
@@ -25,6 +28,7 @@ public struct FileStatus: Hashable, Sendable {
         modificationTimeNs = Int64(raw.st_mtim.tv_sec) * 1_000_000_000 + Int64(raw.st_mtim.tv_nsec)
         inode = UInt64(raw.st_ino)
         device = UInt64(raw.st_dev)
+        changeTimeNs = Int64(raw.st_ctim.tv_sec) * 1_000_000_000 + Int64(raw.st_ctim.tv_nsec)
     }
 
     /// `lstat`: never follows a final symlink.

@@ -50,14 +50,14 @@ struct PushCommand {
         guard !targets.isEmpty else { throw CommandFailure(message: "no trusted peers to send to ('lfsync trust' adds one)", exitCode: .usage) }
 
         // Scan every PATH first: preparation has its own progress, before any byte moves.
-        var libraries: [(url: URL, assets: [Asset])] = []
+        var libraries: [(url: URL, assets: [Asset], settled: [String: FileStatus])] = []
         for path in arguments.positionals {
             let url = try DirectoryArgument.existing(path)
             let index = try home.index(for: url)
             let scan = try await LibraryScanner(root: url, cache: index.scanCache, chunkIndex: index.chunkIndex).scan()
             console.detail("\(path): \(scan.assets.count) assets, \(scan.statistics.filesHashed) files hashed, \(scan.statistics.filesFromCache) from cache")
             for skipped in scan.skipped { console.detail("skipped \(skipped.path): \(skipped.reason)") }
-            libraries.append((url, scan.assets))
+            libraries.append((url, scan.assets, scan.settledStatus))
         }
         let allAssets = libraries.flatMap(\.assets)
         let totalBytes = allAssets.reduce(UInt64(0)) { $0 + $1.totalSize }
@@ -98,7 +98,7 @@ struct PushCommand {
         if !connected.isEmpty {
             let renderer = ProgressRenderer(mode: progressMode, console: console)
             for library in libraries where !library.assets.isEmpty {
-                let transfer = await sync.send(library.assets, from: library.url, to: .peers(connected))
+                let transfer = await sync.send(library.assets, from: library.url, settledStatus: library.settled, to: .peers(connected))
                 for await update in transfer { renderer.show(update) }
                 for summary in await transfer.waitUntilCompleted() {
                     var report = perPeer[summary.peer] ?? PeerReport(peer: summary.peer.name, deviceID: summary.peer.deviceID.description, state: "completed", assetsStored: 0, assetsFailed: 0, chunkBytesSent: 0, failures: [:])

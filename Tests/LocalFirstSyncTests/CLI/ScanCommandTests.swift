@@ -39,6 +39,7 @@ import Testing
             let library = root.appendingPathComponent("Pictures")
             let home = root.appendingPathComponent("home")
             try SampleLibrary.write(at: library, options: .init(photoPadding: 10_000))
+            try await TestSupport.waitForFilesToSettle()
             let first = try LFSyncProcess.run(["scan", "--json", library.path], home: home)
             #expect(first.status == 0, "stderr: \(first.stderr)")
             let report = try JSONDecoder().decode(Report.self, from: Data(first.stdout.utf8))

@@ -99,6 +99,7 @@ import Testing
         try await TestSupport.withTemporaryDirectory { root in
             let library = root.appendingPathComponent("library")
             try SampleLibrary.write(at: library, options: .init(photoPadding: 5_000))
+            try await TestSupport.waitForFilesToSettle()
             let index = try LibraryIndex.open(at: root.appendingPathComponent("index.sqlite"))
             let first = try await scan(library, index: index)
             #expect(first.statistics.filesFromCache == 0)
@@ -121,6 +122,33 @@ import Testing
             #expect(notes.files[0].manifest.fileHash == Blake2b.hash(Array("Buy more film.\n".utf8)))
             let chunk = notes.files[0].manifest.chunks[0]
             #expect(try index.chunkIndex.locations(of: chunk.hash).map(\.path) == ["Documents/notes.txt"])
+
+            // Edited moments before it was hashed: a write in the same clock tick would not have
+            // moved its times, so its stamp vouches for nothing yet and it is hashed again.
+            #expect(third.settledStatus["Documents/notes.txt"] == nil)
+            #expect(third.settledStatus.count == third.statistics.files - 1)
+            let fourth = try await scan(library, index: index)
+            #expect(fourth.statistics.filesHashed == 1)
+        }
+    }
+
+    /// `touch -r` / `exiftool -P`: new bytes, same size, the old mtime put back. Only the
+    /// ctime shows it, and the scan must hash the file again rather than trust its cache.
+    @Test func editKeepingSizeAndMtimeIsNoticedByItsCtime() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let library = root.appendingPathComponent("library")
+            let photo = library.appendingPathComponent("IMG_0001.JPG")
+            try TestSupport.write(Array(repeating: 1, count: 100_000), to: photo)
+            try await TestSupport.waitForFilesToSettle()
+            let index = try LibraryIndex.open(at: root.appendingPathComponent("index.sqlite"))
+            let first = try await scan(library, index: index)
+            #expect(first.settledStatus.keys.sorted() == ["IMG_0001.JPG"])
+            let edited = [UInt8](repeating: 2, count: 100_000)
+            try TestSupport.overwriteKeepingMtime(photo, with: edited)
+            let second = try await scan(library, index: index)
+            #expect(second.statistics.filesHashed == 1)
+            #expect(second.assets.first?.files[0].manifest.fileHash == Blake2b.hash(edited))
+            #expect(second.assets.first?.files[0].manifest.modificationTimeNs == first.assets.first?.files[0].manifest.modificationTimeNs)
         }
     }
 

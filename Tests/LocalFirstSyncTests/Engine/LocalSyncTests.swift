@@ -221,6 +221,32 @@ import Testing
         }
     }
 
+    /// A settled file is sent on the scan's word (its status unchanged), but an edit that
+    /// keeps size and mtime still moves the ctime: the sender hashes that file and stops it.
+    @Test func editKeepingMtimeAfterASettledScanIsStillCaughtBySender() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let (laptop, receivers) = try await Self.household(root, receivers: 1)
+            try EngineHarness.writeSample(at: laptop.library, padding: 10_000)
+            try await TestSupport.waitForFilesToSettle()
+            let scan = try await LibraryScanner(root: laptop.library, chunkIndex: laptop.chunkIndex).scan()
+            #expect(scan.settledStatus.count == scan.statistics.files)
+            let victim = try #require(scan.assets.first { $0.files.contains { $0.manifest.path == "Videos/birthday.mp4" } })
+            let path = laptop.library.appendingPathComponent("Videos/birthday.mp4")
+            var bytes = try [UInt8](Data(contentsOf: path))
+            bytes[bytes.count / 2] ^= 0xFF
+            try TestSupport.overwriteKeepingMtime(path, with: bytes)
+            let transfer = await laptop.sync.send(scan.assets, from: laptop.library, settledStatus: scan.settledStatus)
+            let summary = try #require(await transfer.waitUntilCompleted().first)
+            #expect(summary.assetsStored == scan.assets.count - 1)
+            #expect(summary.failures[victim.contentID]?.contains("changed while being sent") == true)
+            #expect(!FileManager.default.fileExists(atPath: receivers[0].library.appendingPathComponent("Videos/birthday.mp4").path))
+            // Everything else arrived byte-exact.
+            var expected = try EngineHarness.tree(laptop.library)
+            expected["Videos/birthday.mp4"] = nil
+            #expect(try EngineHarness.tree(receivers[0].library) == expected)
+        }
+    }
+
     @Test func trustedPeerCanPullWhatItLacks() async throws {
         try await TestSupport.withTemporaryDirectory { root in
             let network = InMemoryNetwork()

@@ -48,7 +48,7 @@ public struct FileDigester: Sendable {
         let after = try Self.mapping { () throws(SystemError) in try file.status() }
         let (fileHash, chunks) = hasher.finish()
         let total = chunks.reduce(UInt64(0)) { $0 + UInt64($1.length) }
-        guard after.hasSameStamp(as: before), total == after.size else {
+        guard after.hasSameStamp(as: before), after.changeTimeNs == before.changeTimeNs, total == after.size else {
             throw .changedWhileReading(path: relativePath)
         }
         let manifest = FileManifest(

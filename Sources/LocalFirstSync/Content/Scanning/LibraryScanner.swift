@@ -54,9 +54,11 @@ public struct LibraryScanner: Sendable {
 
         var known: [ScannedFile] = []
         var misses: [DirectoryWalker.Entry] = []
+        var settled: [String: FileStatus] = [:]
         for entry in walked.files {
-            if let hit = cached[entry.relativePath], hit.stamp == FileStamp(entry.status) {
+            if let hit = cached[entry.relativePath], hit.isUnchanged(entry.status) {
                 known.append(hit)
+                settled[entry.relativePath] = entry.status
             } else {
                 misses.append(entry)
             }
@@ -69,6 +71,7 @@ public struct LibraryScanner: Sendable {
             switch outcome {
             case let .success(file):
                 fresh.append(file)
+                if file.isUnchanged(entry.status) { settled[entry.relativePath] = entry.status }
                 bytesHashed += file.manifest.size
             case let .failure(error):
                 skipped.append(SkippedEntry(path: entry.relativePath, reason: error.description))
@@ -101,7 +104,7 @@ public struct LibraryScanner: Sendable {
         let elapsed = ContinuousClock.now - started
         statistics.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         progress(ScanProgress(phase: .finished, filesTotal: files.count, filesDone: files.count, bytesToHash: bytesHashed, bytesHashed: bytesHashed))
-        return LibraryScan(assets: assets, skipped: skipped, statistics: statistics)
+        return LibraryScan(assets: assets, skipped: skipped, statistics: statistics, settledStatus: settled)
     }
 
     private func hash(
@@ -123,10 +126,16 @@ public struct LibraryScanner: Sendable {
                 let entry = entries[order[position]]
                 let absolute = root + "/" + entry.relativePath
                 let outcome = Result { () throws(FileDigester.Failure) in
+                    let startedNs = Self.wallClockNs()
                     let (manifest, status) = try digester.manifest(
                         absolutePath: absolute, relativePath: entry.relativePath, expected: entry.status, buffer: buffer)
                     let identifier = AppleContentIdentifierReader.contentIdentifier(ofFileAt: URL(fileURLWithPath: absolute))
-                    return ScannedFile(manifest: manifest, inode: status.inode, contentIdentifier: identifier)
+                    // File times come from a coarse clock: a write just after we read, within the same
+                    // tick, would leave the ctime as it was. Only a file left alone for a while before
+                    // we read it can be recognised later by its ctime; any other is hashed again.
+                    let settled = status.changeTimeNs < startedNs - Self.settlingTimeNs
+                    return ScannedFile(manifest: manifest, inode: status.inode, contentIdentifier: identifier,
+                                       changeTimeNs: settled ? status.changeTimeNs : nil)
                 }
                 let (files, bytes) = counters.add(bytes: entry.status.size)
                 progress(ScanProgress(phase: .hashing, filesTotal: total, filesDone: alreadyDone + files, bytesToHash: bytesToHash, bytesHashed: bytes))
@@ -136,6 +145,17 @@ public struct LibraryScanner: Sendable {
         var unordered = [Result<ScannedFile, FileDigester.Failure>?](repeating: nil, count: entries.count)
         for (position, index) in order.enumerated() { unordered[index] = results[position] }
         return unordered.compactMap { $0 }
+    }
+
+    /// How long a file must have been left alone before its hashing for its
+    /// ctime to vouch for it later: far above any kernel timestamp tick, and
+    /// above the 2 s granularity of the coarsest file systems.
+    static let settlingTimeNs: Int64 = 3_000_000_000
+
+    static func wallClockNs() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
     }
 
     private static func assets(from files: [ScannedFile]) -> [Asset] {
