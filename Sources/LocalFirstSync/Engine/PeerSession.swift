@@ -250,7 +250,7 @@ actor PeerSession {
         guard chunk.payload.decodedLength == expectedLength else {
             throw .protocolViolation("chunk \(chunkIndex) declares \(chunk.payload.decodedLength) bytes, the manifest says \(expectedLength)")
         }
-        let bytes: [UInt8]
+        let bytes: ArraySlice<UInt8>
         do { bytes = try chunk.payload.decoded(using: decompressor) } catch { throw .protocolViolation("chunk \(chunkIndex): \(error)") }
         do throws(ReceiveError) {
             guard let file = asset.files[fileIndex] else { throw .chunkIndexOutOfRange(index: chunkIndex, chunkCount: 0) }

@@ -47,6 +47,23 @@ public struct ByteReader: Sendable {
     }
 
     /// Reads a 32-bit big-endian length, rejects it above `limit`, then the bytes.
+    /// Reads `count` bytes as a slice sharing the reader's storage: no copy, for
+    /// bulk data (a chunk) that would otherwise be copied out of its frame.
+    public mutating func readSlice(_ count: Int) throws(ByteReaderError) -> ArraySlice<UInt8> {
+        guard count >= 0, remaining >= count else {
+            throw .truncated(needed: count, available: remaining)
+        }
+        defer { offset += count }
+        return bytes[offset..<offset + count]
+    }
+
+    /// `readLengthPrefixed(limit:)` as a slice sharing the reader's storage.
+    public mutating func readLengthPrefixedSlice(limit: Int) throws(ByteReaderError) -> ArraySlice<UInt8> {
+        let length = Int(try readUInt32())
+        guard length <= limit else { throw .lengthOverLimit(length: length, limit: limit) }
+        return try readSlice(length)
+    }
+
     public mutating func readLengthPrefixed(limit: Int) throws(ByteReaderError) -> [UInt8] {
         let length = Int(try readUInt32())
         guard length <= limit else { throw .lengthOverLimit(length: length, limit: limit) }

@@ -168,7 +168,7 @@ import Testing
             var hasher = Blake2b()
             var count = 0
             while count < payloads.count, case let .chunk(chunk)? = try await server.receive() {
-                hasher.update(try chunk.payload.decoded())
+                try chunk.payload.decoded().withUnsafeBytes { hasher.update($0) }
                 count += 1
             }
             return hasher.finalizeHash()

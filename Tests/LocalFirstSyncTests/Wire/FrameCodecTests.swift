@@ -104,10 +104,36 @@ import Testing
         }
     }
 
-    @Test func oversizedFollowingHeaderIsRejectedWhenTheFrameBeforeIsPulled() throws {
+    /// A header is checked as soon as its five bytes are in, even behind a complete frame
+    /// nobody has pulled yet: the lie is refused on arrival, and the stream with it.
+    @Test func oversizedFollowingHeaderIsRejectedOnArrival() throws {
         var decoder = FrameDecoder(maxFrameLength: 100)
-        try decoder.append([1, 0, 0, 0, 1, 0xAA, 2, 0, 0, 1, 0])
+        #expect(throws: FrameError.frameTooLarge(length: 256, limit: 100)) {
+            try decoder.append([1, 0, 0, 0, 1, 0xAA, 2, 0, 0, 1, 0])
+        }
+        #expect(decoder.bufferedByteCount == 0)
         #expect(throws: FrameError.frameTooLarge(length: 256, limit: 100)) { try decoder.nextFrame() }
+    }
+
+    /// The channel's path: a Noise message decrypted straight into the frame it continues.
+    /// Only bytes that fit the frame under way go in place; the rest take `append`.
+    @Test func appendInPlaceFillsOnlyTheFrameUnderWay() throws {
+        var decoder = FrameDecoder()
+        let payload = (0..<300).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        let encoded = Frame(type: 0x12, payload: payload).encoded() + Frame(type: 1, payload: [9]).encoded()
+        #expect(try !decoder.appendInPlace(count: 10) { _ in Issue.record("no frame is under way yet") })
+        try decoder.append(encoded[0..<105])  // the header and 100 bytes of the payload
+        #expect(try !decoder.appendInPlace(count: 201) { _ in Issue.record("201 bytes would cross into the next frame") })
+        struct Refused: Error {}
+        #expect(throws: Refused.self) { _ = try decoder.appendInPlace(count: 50) { _ throws(Refused) in throw Refused() } }
+        #expect(decoder.bufferedByteCount == 100, "a failed write appends nothing")
+        #expect(try decoder.appendInPlace(count: 200) { output in
+            output.copyMemory(from: UnsafeRawBufferPointer(start: Array(encoded[105..<305]), count: 200))
+        })
+        try decoder.append(encoded[305...])
+        #expect(try Self.drain(&decoder) == [Frame(type: 0x12, payload: payload), Frame(type: 1, payload: [9])])
+        #expect(decoder.bufferedByteCount == 0)
+        try decoder.finish()
     }
 
     @Test func endOfStreamInsideAFrameIsAnError() throws {

@@ -184,7 +184,7 @@ public final class IncomingFile {
     /// Stores chunk `index`, checking its length and BLAKE2b-256 *before*
     /// anything is written.
     public func write(chunkAt index: Int, bytes: [UInt8]) throws(ReceiveError) {
-        try write(chunkAt: index, bytes: bytes, verifyingNow: true)
+        try write(chunkAt: index, bytes: bytes[...], verifyingNow: true)
     }
 
     /// Stores chunk `index` as the peer sent it: the receiving engine's way in.
@@ -194,18 +194,22 @@ public final class IncomingFile {
     /// our own, `finish()` proves every byte with the file hash instead.
     /// - Throws: `chunkHashMismatch` only for a shared partial; otherwise bad
     ///   bytes surface as `fileHashMismatch` from `finish()`.
-    public func writeReceived(chunkAt index: Int, bytes: [UInt8]) throws(ReceiveError) {
+    public func writeReceived(chunkAt index: Int, bytes: ArraySlice<UInt8>) throws(ReceiveError) {
         try write(chunkAt: index, bytes: bytes, verifyingNow: false)
     }
 
-    private func write(chunkAt index: Int, bytes: [UInt8], verifyingNow: Bool) throws(ReceiveError) {
+    public func writeReceived(chunkAt index: Int, bytes: [UInt8]) throws(ReceiveError) {
+        try write(chunkAt: index, bytes: bytes[...], verifyingNow: false)
+    }
+
+    private func write(chunkAt index: Int, bytes: ArraySlice<UInt8>, verifyingNow: Bool) throws(ReceiveError) {
         let chunk = try writableChunk(index)
         guard bytes.count == Int(chunk.length) else {
             throw .chunkLengthMismatch(index: index, expected: chunk.length, actual: bytes.count)
         }
         let shared = try ensureStillOurPartial()
         if verifyingNow || shared || !isNew {
-            guard Blake2b.hash(bytes) == chunk.hash else { throw .chunkHashMismatch(index: index) }
+            guard bytes.withUnsafeBytes({ Blake2b.hash($0) }) == chunk.hash else { throw .chunkHashMismatch(index: index) }
         }
         try store(bytes, at: index)
     }
@@ -220,7 +224,7 @@ public final class IncomingFile {
         if present.contains(index) { return true }
         guard let bytes = readSource(source, length: chunk.length), Blake2b.hash(bytes) == chunk.hash else { return false }
         try ensureStillOurPartial()
-        try store(bytes, at: index)
+        try store(bytes[...], at: index)
         return true
     }
 
@@ -321,7 +325,7 @@ public final class IncomingFile {
     }
 
     /// Writes a chunk the caller has checked (and `ensureStillOurPartial()` passed).
-    private func store(_ bytes: [UInt8], at index: Int) throws(ReceiveError) {
+    private func store(_ bytes: ArraySlice<UInt8>, at index: Int) throws(ReceiveError) {
         let display = displayPath
         try ReceiveError.system { () throws(SystemError) in try descriptor.write(bytes, at: offsets[index], display) }
         // The fsync in `finish()` must not find the whole file still dirty: that would stall the

@@ -84,7 +84,7 @@ final class OwnedDescriptor: Sendable {
         return bytes
     }
 
-    func write(_ bytes: [UInt8], at offset: UInt64, _ what: String) throws(SystemError) {
+    func write(_ bytes: ArraySlice<UInt8>, at offset: UInt64, _ what: String) throws(SystemError) {
         let result: Result<Void, SystemError> = bytes.withUnsafeBytes { buffer in
             do throws(SystemError) { return .success(try write(buffer, at: offset, what)) } catch { return .failure(error) }
         }

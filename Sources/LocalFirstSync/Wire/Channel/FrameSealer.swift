@@ -11,8 +11,8 @@
 /// cipher, instead of being copied twice before it.
 enum FrameSealer {
     /// The frames of `messages` as one byte stream, in contiguous pieces.
-    static func pieces(of messages: [WireMessage]) throws(WireError) -> [[UInt8]] {
-        var pieces: [[UInt8]] = []
+    static func pieces(of messages: [WireMessage]) throws(WireError) -> [ArraySlice<UInt8>] {
+        var pieces: [ArraySlice<UInt8>] = []
         var small = ByteWriter(capacity: 256)
         for message in messages {
             guard case let .chunk(chunk) = message else {
@@ -28,22 +28,22 @@ enum FrameSealer {
             small.write(WireMessageType.chunk.rawValue)
             small.write(UInt32(length))
             try chunk.encodeFields(into: &small)
-            pieces.append(small.bytes)
+            pieces.append(small.bytes[...])
             small = ByteWriter(capacity: 256)
             pieces.append(chunk.data)
         }
-        if !small.bytes.isEmpty { pieces.append(small.bytes) }
+        if !small.bytes.isEmpty { pieces.append(small.bytes[...]) }
         return pieces
     }
 
     /// `pieces` for frames given as they are (no per-message checks).
-    static func pieces(of frames: [Frame]) -> [[UInt8]] {
-        frames.flatMap { [$0.header, $0.payload] }
+    static func pieces(of frames: [Frame]) -> [ArraySlice<UInt8>] {
+        frames.flatMap { [$0.header[...], $0.payload[...]] }
     }
 
     /// Encrypts the stream `pieces` into length-prefixed Noise messages of at
     /// most `FrameEncoder.maxPlaintextPerMessage` plaintext bytes each.
-    static func seal(_ pieces: [[UInt8]], with cipher: inout NoiseCipherState) throws(NoiseError) -> [UInt8] {
+    static func seal(_ pieces: [ArraySlice<UInt8>], with cipher: inout NoiseCipherState) throws(NoiseError) -> [UInt8] {
         let total = pieces.reduce(0) { $0 + $1.count }
         let maxPlaintext = FrameEncoder.maxPlaintextPerMessage
         let messageCount = (total + maxPlaintext - 1) / maxPlaintext
@@ -80,13 +80,14 @@ enum FrameSealer {
     }
 }
 
-/// A read position in a list of byte arrays treated as one stream.
+/// A read position in a list of byte slices treated as one stream.
 private struct PieceCursor {
-    let pieces: [[UInt8]]
+    let pieces: [ArraySlice<UInt8>]
     private var index = 0
+    /// Bytes of `pieces[index]` already consumed.
     private var offset = 0
 
-    init(pieces: [[UInt8]]) {
+    init(pieces: [ArraySlice<UInt8>]) {
         self.pieces = pieces
     }
 
@@ -100,16 +101,19 @@ private struct PieceCursor {
         if index < pieces.count, pieces[index].count - offset >= count {
             let start = offset
             offset += count
+            // The buffer starts at the slice's first byte, whatever its indices.
             return pieces[index].withUnsafeBytes { bytes in
                 body(UnsafeRawBufferPointer(rebasing: bytes[start..<start + count]))
             }
         }
         scratch.removeAll(keepingCapacity: true)
         while scratch.count < count, index < pieces.count {
-            let take = min(count - scratch.count, pieces[index].count - offset)
-            scratch.append(contentsOf: pieces[index][offset..<offset + take])
+            let piece = pieces[index]
+            let take = min(count - scratch.count, piece.count - offset)
+            let from = piece.startIndex + offset
+            scratch.append(contentsOf: piece[from..<from + take])
             offset += take
-            if offset == pieces[index].count {
+            if offset == piece.count {
                 index += 1
                 offset = 0
             }

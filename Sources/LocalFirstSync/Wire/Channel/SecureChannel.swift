@@ -180,7 +180,7 @@ actor SecureChannelWriter {
 
     func send(_ messages: [WireMessage]) async throws(SecureChannelError) {
         if let failed { throw failed }
-        let pieces: [[UInt8]]
+        let pieces: [ArraySlice<UInt8>]
         do { pieces = try FrameSealer.pieces(of: messages) } catch { throw .wire(error) }
         try await send(pieces: pieces)
     }
@@ -190,7 +190,7 @@ actor SecureChannelWriter {
         try await send(pieces: FrameSealer.pieces(of: frames))
     }
 
-    private func send(pieces: [[UInt8]]) async throws(SecureChannelError) {
+    private func send(pieces: [ArraySlice<UInt8>]) async throws(SecureChannelError) {
         let output: [UInt8]
         do {
             output = try FrameSealer.seal(pieces, with: &cipher)
@@ -236,6 +236,12 @@ actor SecureChannelReader {
         }
     }
 
+    /// Where a decrypted Noise message went.
+    private enum Decrypted {
+        case inPlace
+        case plaintext([UInt8])
+    }
+
     private func nextMessage() async throws(SecureChannelError) -> (message: WireMessage, frameLength: Int)? {
         while true {
             let frame: Frame?
@@ -243,18 +249,29 @@ actor SecureChannelReader {
             if let frame {
                 do { return (try WireMessage(frame: frame), Frame.headerLength + frame.payload.count) } catch { throw .wire(error) }
             }
-            // Decrypted where it lies in the framer's buffer: no copy of the ciphertext.
-            let decrypted: [UInt8]?
+            // Decrypted from where it lies in the framer's buffer, and where possible straight
+            // into the payload of the frame it continues: then no plaintext byte is ever copied.
+            let decrypted: Decrypted?
             do {
-                decrypted = try framer.withNextMessage { (ciphertext: UnsafeRawBufferPointer) throws(NoiseError) in
-                    try cipher.decrypt(ciphertext)
+                decrypted = try framer.withNextMessage { (ciphertext: UnsafeRawBufferPointer) throws(NoiseError) -> Decrypted in
+                    let count = ciphertext.count - Noise.tagLength
+                    let inPlace = try frames.appendInPlace(count: count) { (output: UnsafeMutableRawBufferPointer) throws(NoiseError) in
+                        guard let base = output.baseAddress else { throw .truncated }
+                        try cipher.decrypt(ciphertext, into: base)
+                    }
+                    return inPlace ? .inPlace : .plaintext(try cipher.decrypt(ciphertext))
                 }
             } catch {
                 throw .handshake(error)
             }
-            if let plaintext = decrypted {
+            switch decrypted {
+            case .inPlace:
+                continue
+            case let .plaintext(plaintext):
                 do { try frames.append(plaintext) } catch { throw .frame(error) }
                 continue
+            case nil:
+                break
             }
             let bytes: [UInt8]?
             do { bytes = try await connection.receive() } catch { throw .transport(error) }

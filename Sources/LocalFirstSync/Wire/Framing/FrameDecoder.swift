@@ -3,65 +3,120 @@
 /// `nextFrame()` until it returns nil.
 ///
 /// Memory is bounded by the frame limit: the declared length is checked the
-/// moment the five header bytes are complete — before the payload is waited
-/// for or any room is reserved for it — so a peer claiming a 4 GiB frame is
+/// moment the five header bytes are complete — before any payload byte is
+/// taken or any room is made for it — so a peer claiming a 4 GiB frame is
 /// refused after 5 bytes. (The caller must drain frames after each `append`;
 /// the decoder itself never holds more than one incomplete frame plus what was
 /// appended since the last drain.)
 ///
-/// Buffering keeps a read index into one array and compacts only when the
-/// consumed prefix outweighs the rest, so feeding byte by byte or in odd
-/// splits stays linear. After an error the decoder keeps throwing it: the
-/// stream is out of sync and the connection has to go.
+/// Each frame's payload is assembled in an array of its own, sized from the
+/// header, which then *is* the frame handed out: a byte is copied into place
+/// once (or decrypted straight into place, see `appendInPlace`), never moved
+/// again. After an error the decoder keeps throwing it: the stream is out of
+/// sync and the connection has to go.
 public struct FrameDecoder: Sendable {
     /// Large enough for a Chunk frame carrying the largest chunk any peer may
     /// send (`ChunkerConfiguration.absoluteMaxChunkSize`, 16 MiB) plus its
     /// header fields, with room to spare.
     public static let defaultMaxFrameLength = Int(ChunkerConfiguration.absoluteMaxChunkSize) + 64 * 1024
 
-    /// A drained buffer keeps its capacity up to this size — enough for a
-    /// frame carrying a default-maximum (1 MiB) chunk, so steady streaming
-    /// reuses one allocation — and releases anything larger (a rare big frame)
-    /// instead of holding it for the connection's lifetime.
-    static let retainedCapacity = 2 << 20
-
     public let maxFrameLength: Int
-    private var buffer: [UInt8] = []
-    private var readIndex = 0
-    /// The header of the frame being assembled, once its five bytes are in.
-    private var pendingType: UInt8 = 0
-    private var pendingLength: Int?
+    /// The next frame's header bytes while fewer than five have arrived.
+    private var header: [UInt8] = []
+    /// The frame whose header is in and whose payload is arriving.
+    private var pending: PendingFrame?
+    /// Complete frames not yet returned, in order, from `readyIndex` on.
+    private var ready: [Frame] = []
+    private var readyIndex = 0
     private var failure: FrameError?
+
+    /// Bytes received but not yet returned as frames (headers already parsed
+    /// excepted): non-zero at the end of the stream means it was cut short.
+    public private(set) var bufferedByteCount = 0
+
+    private struct PendingFrame: Sendable {
+        var type: UInt8
+        /// Already the payload's full length; bytes from `filled` on are not written yet.
+        var payload: [UInt8]
+        var filled = 0
+
+        var missing: Int { payload.count - filled }
+    }
 
     public init(maxFrameLength: Int = FrameDecoder.defaultMaxFrameLength) {
         precondition(maxFrameLength >= 0 && maxFrameLength <= Int(UInt32.max))
         self.maxFrameLength = maxFrameLength
+        header.reserveCapacity(Frame.headerLength)
     }
-
-    /// Bytes received but not yet returned as frames.
-    public var bufferedByteCount: Int { buffer.count - readIndex }
 
     /// Adds received plaintext; throws at once if it completes a header that
     /// declares an oversized frame.
     public mutating func append(_ bytes: some Collection<UInt8>) throws(FrameError) {
         if let failure { throw failure }
-        buffer.append(contentsOf: bytes)
-        try parseHeaderIfPossible()
+        let contiguous: Result<Void, FrameError>? = bytes.withContiguousStorageIfAvailable { buffer in
+            do throws(FrameError) {
+                try consume(UnsafeRawBufferPointer(buffer))
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        }
+        if let contiguous { return try contiguous.get() }
+        let copy = Array(bytes)
+        let result: Result<Void, FrameError> = copy.withUnsafeBytes { buffer in
+            do throws(FrameError) {
+                try consume(buffer)
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        }
+        try result.get()
+    }
+
+    /// Appends `count` bytes written by `write` straight into the payload of the
+    /// frame being assembled — how the channel decrypts a Noise message into
+    /// place — if that frame still lacks at least `count` bytes. Otherwise
+    /// (no frame under way, or the bytes would cross into the next frame)
+    /// returns false without calling `write`: use `append` instead. If `write`
+    /// throws, nothing is appended.
+    public mutating func appendInPlace<E: Error>(
+        count: Int, _ write: (UnsafeMutableRawBufferPointer) throws(E) -> Void
+    ) throws(E) -> Bool {
+        guard failure == nil, count > 0, var frame = pending, frame.missing >= count else { return false }
+        pending = nil  // so the payload array is not shared while we write into it
+        let start = frame.filled
+        let outcome: Result<Void, E> = frame.payload.withUnsafeMutableBytes { payload in
+            do throws(E) {
+                try write(UnsafeMutableRawBufferPointer(rebasing: payload[start..<start + count]))
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        }
+        if case let .failure(error) = outcome {
+            pending = frame
+            throw error
+        }
+        frame.filled += count
+        bufferedByteCount += count
+        finishOrKeep(frame)
+        return true
     }
 
     /// The next complete frame, or nil if more bytes are needed.
     public mutating func nextFrame() throws(FrameError) -> Frame? {
         if let failure { throw failure }
-        try parseHeaderIfPossible()
-        guard let length = pendingLength, bufferedByteCount >= length else { return nil }
-        let payload = Array(buffer[readIndex..<readIndex + length])
-        readIndex += length
-        pendingLength = nil
-        let frame = Frame(type: pendingType, payload: payload)
-        compactIfWorthwhile()
-        // Validate the following header now, so an oversized one is refused
-        // even if the caller stops pulling after this frame.
-        try parseHeaderIfPossible()
+        guard readyIndex < ready.count else { return nil }
+        // Swapped out, so the caller holds the only reference to the payload.
+        let frame = ready[readyIndex]
+        ready[readyIndex] = Frame(type: 0, payload: [])
+        readyIndex += 1
+        if readyIndex == ready.count {
+            ready.removeAll(keepingCapacity: true)
+            readyIndex = 0
+        }
+        bufferedByteCount -= frame.payload.count
         return frame
     }
 
@@ -75,47 +130,56 @@ public struct FrameDecoder: Sendable {
         }
     }
 
-    private mutating func parseHeaderIfPossible() throws(FrameError) {
-        guard pendingLength == nil, bufferedByteCount >= Frame.headerLength else { return }
-        let type = buffer[readIndex]
-        var length: UInt32 = 0
-        for index in readIndex + 1..<readIndex + Frame.headerLength {
-            length = length << 8 | UInt32(buffer[index])
+    private mutating func consume(_ input: UnsafeRawBufferPointer) throws(FrameError) {
+        bufferedByteCount += input.count
+        var position = 0
+        while position < input.count {
+            if var frame = pending {
+                pending = nil
+                let take = min(frame.missing, input.count - position)
+                let start = frame.filled
+                frame.payload.withUnsafeMutableBytes { payload in
+                    UnsafeMutableRawBufferPointer(rebasing: payload[start..<start + take])
+                        .copyMemory(from: UnsafeRawBufferPointer(rebasing: input[position..<position + take]))
+                }
+                frame.filled += take
+                position += take
+                finishOrKeep(frame)
+            } else {
+                let take = min(Frame.headerLength - header.count, input.count - position)
+                header.append(contentsOf: input[position..<position + take])
+                position += take
+                if header.count == Frame.headerLength { try startFrame() }
+            }
         }
+    }
+
+    /// The five header bytes are in: check the length, then make room for exactly that payload.
+    private mutating func startFrame() throws(FrameError) {
+        let type = header[0]
+        let length = header[1...].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        header.removeAll(keepingCapacity: true)
         guard Int(length) <= maxFrameLength else {
             let error = FrameError.frameTooLarge(length: length, limit: maxFrameLength)
             failure = error
-            buffer = []
-            readIndex = 0
+            pending = nil
+            ready = []
+            readyIndex = 0
+            bufferedByteCount = 0
             throw error
         }
-        readIndex += Frame.headerLength
-        pendingType = type
-        pendingLength = Int(length)
-        // A frame spanning many Noise messages: make room once for all of it
-        // (the length is validated, so this is bounded) instead of regrowing.
-        let missing = Int(length) - bufferedByteCount
-        if missing > 0 {
-            compact()
-            buffer.reserveCapacity(buffer.count + missing)
-        }
+        bufferedByteCount -= Frame.headerLength
+        // Not zero-filled: every byte is written (copied or decrypted into place) before
+        // `filled` passes it, and the payload is handed out only once it is all filled.
+        let payload = [UInt8](unsafeUninitializedCapacity: Int(length)) { _, initialized in initialized = Int(length) }
+        finishOrKeep(PendingFrame(type: type, payload: payload))
     }
 
-    private mutating func compactIfWorthwhile() {
-        if readIndex == buffer.count {
-            buffer.removeAll(keepingCapacity: buffer.capacity <= Self.retainedCapacity)
-            readIndex = 0
-        } else if readIndex >= 4096, readIndex >= buffer.count - readIndex {
-            compact()
+    private mutating func finishOrKeep(_ frame: PendingFrame) {
+        if frame.missing == 0 {
+            ready.append(Frame(type: frame.type, payload: frame.payload))
+        } else {
+            pending = frame
         }
-    }
-
-    /// Moves the unread bytes to the front. Only done when the consumed prefix
-    /// is at least as large as what is moved, or once per large frame, so the
-    /// total cost stays linear in the bytes received.
-    private mutating func compact() {
-        guard readIndex > 0 else { return }
-        buffer.removeSubrange(0..<readIndex)
-        readIndex = 0
     }
 }

@@ -2,9 +2,13 @@
 /// actually pays off. Either way the receiver knows the decoded length up
 /// front and verifies the chunk's BLAKE2b hash after decoding.
 public enum ChunkPayload: Hashable, Sendable {
-    case raw([UInt8])
+    /// A slice, so a received chunk's bytes can stay where they were decrypted,
+    /// inside their frame's buffer, instead of being copied out of it.
+    case raw(ArraySlice<UInt8>)
     /// One zstd frame that must decompress to exactly `decodedLength` bytes.
     case zstd(compressed: [UInt8], decodedLength: Int)
+
+    public static func raw(_ bytes: [UInt8]) -> ChunkPayload { .raw(bytes[...]) }
 
     /// Wire value of the encoding byte.
     var encodingByte: UInt8 {
@@ -53,14 +57,14 @@ public enum ChunkPayload: Hashable, Sendable {
     }
 
     /// The chunk's bytes; decompression never produces more than `decodedLength`.
-    public func decoded(using decompressor: borrowing ZstdDecompressor) throws(WireError) -> [UInt8] {
+    public func decoded(using decompressor: borrowing ZstdDecompressor) throws(WireError) -> ArraySlice<UInt8> {
         switch self {
         case let .raw(bytes): bytes
-        case let .zstd(compressed, length): try decompressor.decompress(compressed, declaredLength: length)
+        case let .zstd(compressed, length): try decompressor.decompress(compressed, declaredLength: length)[...]
         }
     }
 
-    public func decoded() throws(WireError) -> [UInt8] {
+    public func decoded() throws(WireError) -> ArraySlice<UInt8> {
         if case let .raw(bytes) = self { return bytes }
         let decompressor = ZstdDecompressor()
         return try decoded(using: decompressor)

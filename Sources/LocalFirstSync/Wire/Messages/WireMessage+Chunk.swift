@@ -26,10 +26,10 @@ extension WireMessage {
         }
 
         /// The bytes on the wire after the fields: raw or compressed chunk data.
-        var data: [UInt8] {
+        var data: ArraySlice<UInt8> {
             switch payload {
             case let .raw(bytes): bytes
-            case let .zstd(compressed, _): compressed
+            case let .zstd(compressed, _): compressed[...]
             }
         }
 
@@ -60,12 +60,13 @@ extension WireMessage {
                 let chunkIndex = try reader.readUInt32()
                 let encoding = try reader.readUInt8()
                 let decodedLength = Int(try reader.readUInt32())
-                let data = try reader.readLengthPrefixed(limit: Self.maxLength)
+                // Raw data stays inside the frame's buffer (most of the traffic: no copy).
+                let data = try reader.readLengthPrefixedSlice(limit: Self.maxLength)
                 try Self.validate(fileIndex: fileIndex, chunkIndex: chunkIndex, decodedLength: decodedLength, dataLength: data.count)
                 let payload: ChunkPayload = switch encoding {
                 case 0 where decodedLength == data.count: .raw(data)
                 case 0: throw ByteReaderError.invalidValue("raw chunk of \(data.count) bytes declares \(decodedLength)")
-                case 1: .zstd(compressed: data, decodedLength: decodedLength)
+                case 1: .zstd(compressed: Array(data), decodedLength: decodedLength)
                 default: throw ByteReaderError.invalidValue("chunk encoding \(encoding)")
                 }
                 return (offerID, contentID, fileIndex, chunkIndex, payload)

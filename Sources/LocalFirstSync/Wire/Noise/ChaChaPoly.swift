@@ -53,33 +53,52 @@ enum ChaChaPoly {
         }
     }
 
-    /// Verifies the tag before releasing any plaintext, into a new array.
+    /// Verifies the tag, then writes the plaintext, `ciphertext.count -
+    /// Noise.tagLength` bytes, at `output` (which may not overlap the
+    /// ciphertext). On failure nothing usable is written.
+    static func decrypt(
+        key: SecureBytes, counter: UInt64, ad: UnsafeRawBufferPointer = .init(start: nil, count: 0),
+        ciphertext: UnsafeRawBufferPointer, into output: UnsafeMutableRawPointer
+    ) throws(NoiseError) {
+        _ = Sodium.ready
+        guard ciphertext.count >= Noise.tagLength, let cipherPointer = ciphertext.baseAddress else { throw .truncated }
+        let nonceBytes = nonce(counter)
+        var outputLength: UInt64 = 0
+        var result: Int32 = -1
+        nonceBytes.withUnsafeBufferPointer { nonceBuffer in
+            key.withBytePointer { keyPointer in
+                guard let noncePointer = nonceBuffer.baseAddress else { preconditionFailure("12-byte nonce without storage") }
+                result = crypto_aead_chacha20poly1305_ietf_decrypt(
+                    output.assumingMemoryBound(to: UInt8.self), &outputLength, nil,
+                    cipherPointer.assumingMemoryBound(to: UInt8.self), UInt64(ciphertext.count),
+                    ad.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(ad.count),
+                    noncePointer, keyPointer)
+            }
+        }
+        guard result == 0, outputLength == UInt64(ciphertext.count - Noise.tagLength) else { throw .decryptFailed }
+    }
+
+    /// `decrypt(...into:)` into a new array.
     static func decrypt(
         key: SecureBytes, counter: UInt64, ad: UnsafeRawBufferPointer = .init(start: nil, count: 0),
         ciphertext: UnsafeRawBufferPointer
     ) throws(NoiseError) -> [UInt8] {
-        _ = Sodium.ready
-        guard ciphertext.count >= Noise.tagLength, let cipherPointer = ciphertext.baseAddress else { throw .truncated }
-        let nonceBytes = nonce(counter)
+        guard ciphertext.count >= Noise.tagLength else { throw .truncated }
         let plaintextLength = ciphertext.count - Noise.tagLength
-        var result: Int32 = -1
+        var failure: NoiseError?
         // One spare byte so the output pointer is never nil, even for an empty payload;
         // no zero-filling: libsodium writes every byte it reports, and nothing else is kept.
         let output = [UInt8](unsafeUninitializedCapacity: plaintextLength + 1) { buffer, initialized in
-            var outputLength: UInt64 = 0
-            nonceBytes.withUnsafeBufferPointer { nonceBuffer in
-                key.withBytePointer { keyPointer in
-                    guard let noncePointer = nonceBuffer.baseAddress else { preconditionFailure("12-byte nonce without storage") }
-                    result = crypto_aead_chacha20poly1305_ietf_decrypt(
-                        buffer.baseAddress, &outputLength, nil,
-                        cipherPointer.assumingMemoryBound(to: UInt8.self), UInt64(ciphertext.count),
-                        ad.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(ad.count),
-                        noncePointer, keyPointer)
-                }
+            guard let base = buffer.baseAddress else { preconditionFailure("non-empty buffer without storage") }
+            do throws(NoiseError) {
+                try decrypt(key: key, counter: counter, ad: ad, ciphertext: ciphertext, into: base)
+                initialized = plaintextLength
+            } catch {
+                failure = error
+                initialized = 0
             }
-            initialized = result == 0 ? Int(outputLength) : 0
         }
-        guard result == 0, output.count == plaintextLength else { throw .decryptFailed }
+        if let failure { throw failure }
         return output
     }
 

@@ -40,6 +40,14 @@ public struct NoiseCipherState: Sendable {
         return plaintext
     }
 
+    /// `DecryptWithAd` with empty associated data, from caller-owned memory into
+    /// caller-owned memory: writes `ciphertext.count - Noise.tagLength` bytes at `output`.
+    mutating func decrypt(_ ciphertext: UnsafeRawBufferPointer, into output: UnsafeMutableRawPointer) throws(NoiseError) {
+        try checkUsable(messageSize: ciphertext.count)
+        try ChaChaPoly.decrypt(key: key, counter: nonce, ciphertext: ciphertext, into: output)
+        nonce += 1
+    }
+
     /// `DecryptWithAd`. On failure the nonce does not advance, but the session
     /// should be torn down anyway: Noise gives no way to resynchronise.
     public mutating func decrypt(_ ciphertext: [UInt8], ad: [UInt8] = []) throws(NoiseError) -> [UInt8] {
