@@ -26,6 +26,11 @@ actor PeerSession {
     /// leave as one message batch and one commit (see `releaseHeld`). Set only
     /// around the synchronous loop that confirms assets a receiver already has.
     private var held: (receipts: [WireMessage], received: [(content: ContentID, bytes: UInt64)])?
+    /// Completed assets being finished and installed off this actor (see `complete`).
+    private let installs = AssetInstallQueue()
+    private var installsInFlight = 0
+    private var installSlotWaiters: [CheckedContinuation<Void, Never>] = []
+    private static let maxQueuedInstalls = 4
 
     init(peer: Peer, channel: SecureChannel, context: SessionContext) {
         self.peer = peer
@@ -276,19 +281,66 @@ actor PeerSession {
     }
 
     /// All chunks of an asset are staged: verify, land it whole, and say so.
+    ///
+    /// Files to finish (verify, fsync, rename) go to the install queue, so the
+    /// next asset's chunks keep coming while the disk catches up; assets that
+    /// were already in place are confirmed at once.
     private func complete(offerID: UInt64, contentID: ContentID) async {
-        guard let state = receiving[offerID], let asset = state.assets[contentID] else { return }
-        do {
-            let installed = try context.importer().install(asset.asset, files: asset.files)
-            state.handle.record(.stored(installed), for: contentID)
+        guard var state = receiving[offerID], let asset = state.assets[contentID] else { return }
+        let importer: LibraryImporter
+        do { importer = try context.importer() } catch {
+            await fail(offerID: offerID, contentID: contentID, reason: "\(error)")
+            return
+        }
+        guard held == nil, asset.files.contains(where: { $0 != nil }) else {
+            let outcome = Result { () throws(ReceiveError) in try importer.install(asset.asset, files: asset.files) }
+            await installed(offerID: offerID, contentID: contentID, bytes: asset.asset.totalSize, outcome)
+            return
+        }
+        // The files are handed over: this actor must not touch them again.
+        state.assets[contentID]?.files = []
+        state.installing.insert(contentID)
+        receiving[offerID] = state
+        await waitForInstallSlot()
+        installsInFlight += 1
+        let finishing = FinishingAsset(asset: asset.asset, files: asset.files)
+        Task { [installs] in
+            let outcome = await installs.install(finishing, with: importer)
+            await self.installed(offerID: offerID, contentID: contentID, bytes: asset.asset.totalSize, outcome, queued: true)
+        }
+    }
+
+    private func installed(
+        offerID: UInt64, contentID: ContentID, bytes: UInt64, _ outcome: Result<[InstalledFile], ReceiveError>, queued: Bool = false
+    ) async {
+        if queued {
+            receiving[offerID]?.installing.remove(contentID)
+            installsInFlight -= 1
+            // Everyone waiting re-checks: the session for a slot, `close()` for none in flight.
+            let waiters = installSlotWaiters
+            installSlotWaiters = []
+            for waiter in waiters { waiter.resume() }
+        }
+        switch outcome {
+        case let .success(files):
+            receiving[offerID]?.handle.record(.stored(files), for: contentID)
             if held != nil {
-                held?.received.append((contentID, asset.asset.totalSize))
+                held?.received.append((contentID, bytes))
             } else {
-                context.receivedAssets([(contentID, asset.asset.totalSize)], from: peer)
+                context.receivedAssets([(contentID, bytes)], from: peer)
             }
             await finishAsset(offerID: offerID, contentID: contentID, receipt: .stored)
-        } catch {
+        case let .failure(error):
             await fail(offerID: offerID, contentID: contentID, reason: "\(error)")
+        }
+    }
+
+    /// At most `maxQueuedInstalls` assets wait for the disk: beyond that a slow
+    /// disk slows the peer down (the session stops reading), and each waiting
+    /// asset holds only its open partial files.
+    private func waitForInstallSlot() async {
+        while installsInFlight >= Self.maxQueuedInstalls {
+            await withCheckedContinuation { installSlotWaiters.append($0) }
         }
     }
 
@@ -320,12 +372,21 @@ actor PeerSession {
         if !batch.receipts.isEmpty { await sendOrClose(batch.receipts) }
     }
 
+    /// The sender gave up on what it has not sent; assets that arrived whole
+    /// and are being installed still land and get their receipts.
     private func cancelled(_ cancel: WireMessage.Cancel) {
-        guard let state = receiving.removeValue(forKey: cancel.offerID) else { return }
-        for contentID in state.pendingAssets {
+        guard var state = receiving[cancel.offerID] else { return }
+        for contentID in state.pendingAssets.subtracting(state.installing) {
             state.handle.record(.failed(reason: "sender cancelled: \(cancel.reason)"), for: contentID)
+            state.pendingAssets.remove(contentID)
+            state.assets[contentID] = nil
         }
-        state.handle.finish()
+        if state.pendingAssets.isEmpty {
+            receiving[cancel.offerID] = nil
+            state.handle.finish()
+        } else {
+            receiving[cancel.offerID] = state
+        }
     }
 
     // MARK: - Closing
@@ -333,6 +394,10 @@ actor PeerSession {
     func close(reason: String) async {
         guard closedReason == nil else { return }
         closedReason = reason
+        // Assets already handed to the install queue land (or fail) and are reported first.
+        while installsInFlight > 0 {
+            await withCheckedContinuation { installSlotWaiters.append($0) }
+        }
         for (offerID, offer) in outgoing {
             offer.reply?.resume(returning: .failure(.connectionFailed(reason)))
             offer.receipts.finish()

@@ -17,4 +17,7 @@ struct ReceivingOffer {
     var assets: [ContentID: AssetState] = [:]
     let handle: ReceiveSessionHandle
     var pendingAssets: Set<ContentID> = []
+    /// Pending assets whose every chunk arrived, now with the install queue: a
+    /// Cancel no longer concerns them, their receipts still go out.
+    var installing: Set<ContentID> = []
 }

@@ -16,7 +16,7 @@ import Testing
 
     @Test func checkedInFilesMatchTheCommandModel() async throws {
         try await TestSupport.withTemporaryDirectory { directory in
-            let output = try LFSyncProcess.run(["__generate-docs", directory.path], home: directory.appendingPathComponent("home"))
+            let output = try await LFSyncProcess.run(["__generate-docs", directory.path], home: directory.appendingPathComponent("home"))
             try #require(output.status == 0, "lfsync __generate-docs failed: \(output.stderr)")
             for path in Self.documents {
                 let generated = try String(contentsOf: directory.appendingPathComponent(path), encoding: .utf8)
@@ -30,13 +30,13 @@ import Testing
     @Test func completionsCommandPrintsTheScriptAndRejectsOtherShells() async throws {
         try await TestSupport.withTemporaryDirectory { home in
             for (shell, path) in [("bash", "completions/lfsync.bash"), ("zsh", "completions/_lfsync"), ("fish", "completions/lfsync.fish")] {
-                let output = try LFSyncProcess.run(["completions", shell], home: home)
+                let output = try await LFSyncProcess.run(["completions", shell], home: home)
                 #expect(output.status == 0, "\(shell): \(output.stderr)")
                 let checkedIn = (try? String(contentsOf: Self.root.appendingPathComponent(path), encoding: .utf8)) ?? ""
                 let same = output.stdout == checkedIn
                 #expect(same, "`lfsync completions \(shell)` differs from \(path): \(Self.regenerate)")
             }
-            let wrong = try LFSyncProcess.run(["completions", "tcsh"], home: home)
+            let wrong = try await LFSyncProcess.run(["completions", "tcsh"], home: home)
             #expect(wrong.status == 64)
             #expect(wrong.stderr.contains("unsupported shell 'tcsh'"), "\(wrong.stderr)")
         }
@@ -313,7 +313,7 @@ import Testing
     /// command missing from a generated file is noticed.
     static func commandNames() async throws -> [String] {
         try await TestSupport.withTemporaryDirectory { home in
-            let help = try LFSyncProcess.run(["help"], home: home)
+            let help = try await LFSyncProcess.run(["help"], home: home)
             let lines = help.stdout.split(separator: "\n", omittingEmptySubsequences: false)
             guard let start = lines.firstIndex(of: "COMMANDS:") else {
                 Issue.record("`lfsync help` lists no COMMANDS: \(help.stdout)")

@@ -17,7 +17,18 @@ struct LFSyncProcess {
         return TestSupport.packageRoot.appendingPathComponent(".build/debug/lfsync")
     }
 
-    static func run(_ arguments: [String], home: URL, environment extra: [String: String] = [:]) throws -> Output {
+    /// Runs `lfsync` to completion on a Dispatch thread: waiting for a child process blocks,
+    /// and a blocked cooperative thread (there are two on this machine) would stall every
+    /// other test's tasks meanwhile, handshake timers included.
+    static func run(_ arguments: [String], home: URL, environment extra: [String: String] = [:]) async throws -> Output {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try runBlocking(arguments, home: home, environment: extra) })
+            }
+        }
+    }
+
+    private static func runBlocking(_ arguments: [String], home: URL, environment extra: [String: String]) throws -> Output {
         guard FileManager.default.isExecutableFile(atPath: binary.path) else {
             Issue.record("lfsync binary not found at \(binary.path): run the tests through `make test` (it builds it first)")
             return Output(status: -1, stdout: "", stderr: "")

@@ -20,13 +20,13 @@ import Testing
         }
 
         @discardableResult
-        func run(_ arguments: [String]) throws -> LFSyncProcess.Output {
-            try LFSyncProcess.run(arguments, home: home)
+        func run(_ arguments: [String]) async throws -> LFSyncProcess.Output {
+            try await LFSyncProcess.run(arguments, home: home)
         }
 
-        func deviceID() throws -> String {
+        func deviceID() async throws -> String {
             struct ID: Decodable { var deviceID: String }
-            return try JSONDecoder().decode(ID.self, from: Data(run(["id", "--json"]).stdout.utf8)).deviceID
+            return try await JSONDecoder().decode(ID.self, from: Data(run(["id", "--json"]).stdout.utf8)).deviceID
         }
     }
 
@@ -36,7 +36,7 @@ import Testing
         let log: URL
         private(set) var address = ""
 
-        init(_ device: Device, extra: [String] = []) throws {
+        init(_ device: Device, extra: [String] = []) async throws {
             log = device.home.appendingPathComponent("serve.log")
             try FileManager.default.createDirectory(at: device.home, withIntermediateDirectories: true)
             FileManager.default.createFile(atPath: log.path, contents: nil)
@@ -48,7 +48,7 @@ import Testing
             process.standardOutput = FileHandle.nullDevice
             process.standardError = try FileHandle(forWritingTo: log)
             process.standardInput = FileHandle.nullDevice
-            try process.run()
+            try await process.run()
             let deadline = Date().addingTimeInterval(20)
             while Date() < deadline {
                 let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
@@ -57,7 +57,7 @@ import Testing
                     return
                 }
                 guard process.isRunning else { break }
-                Thread.sleep(forTimeInterval: 0.05)
+                try await Task.sleep(for: .milliseconds(50))
             }
             process.terminate()
             throw CommandError("serve did not start: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
@@ -78,11 +78,11 @@ import Testing
     }
 
     /// laptop and nas, initialised, each trusting the other; the nas accepts the laptop's offers unasked.
-    static func pair(_ root: URL, autoAccept: Bool = true) throws -> (laptop: Device, nas: Device) {
+    static func pair(_ root: URL, autoAccept: Bool = true) async throws -> (laptop: Device, nas: Device) {
         let laptop = try Device("laptop", in: root), nas = try Device("nas", in: root)
-        #expect(try laptop.run(["init", "--name", "laptop"]).status == 0)
-        #expect(try nas.run(["init", "--name", "nas"]).status == 0)
-        #expect(try nas.run(["trust", laptop.deviceID(), "--name", "laptop"] + (autoAccept ? ["--auto-accept"] : [])).status == 0)
+        #expect(try await laptop.run(["init", "--name", "laptop"]).status == 0)
+        #expect(try await nas.run(["init", "--name", "nas"]).status == 0)
+        #expect(try await nas.run(["trust", laptop.deviceID(), "--name", "laptop"] + (autoAccept ? ["--auto-accept"] : [])).status == 0)
         return (laptop, nas)
     }
 
@@ -90,37 +90,37 @@ import Testing
 
     @Test func pushStatusAndPullEndToEnd() async throws {
         try await TestSupport.withTemporaryDirectory { root in
-            let (laptop, nas) = try Self.pair(root)
-            let server = try Server(nas)
+            let (laptop, nas) = try await Self.pair(root)
+            let server = try await Server(nas)
             defer { _ = server.stop() }
-            #expect(try laptop.run(["trust", nas.deviceID(), "--name", "nas", "--address", server.address]).status == 0)
+            #expect(try await laptop.run(["trust", nas.deviceID(), "--name", "nas", "--address", server.address]).status == 0)
             try EngineHarness.writeSample(at: laptop.library, padding: 100_000)
 
-            let push = try laptop.run(["push", laptop.library.path, "--to", "nas"])
+            let push = try await laptop.run(["push", laptop.library.path, "--to", "nas"])
             #expect(push.status == 0, "\(push.stderr)")
             #expect(push.stderr.contains("nas: completed — 12 of 12 assets confirmed"))
             #expect(try Self.tree(nas.library) == Self.tree(laptop.library))
 
             struct Status: Decodable { var peer: String; var synced: Int; var failed: Int; var pending: Int }
-            let mine = try JSONDecoder().decode([Status].self, from: Data(laptop.run(["status", "--json"]).stdout.utf8))
+            let mine = try await JSONDecoder().decode([Status].self, from: Data(laptop.run(["status", "--json"]).stdout.utf8))
             #expect(mine.first { $0.peer == "nas" }?.synced == 12)
-            let theirs = try JSONDecoder().decode([Status].self, from: Data(nas.run(["status", "--json"]).stdout.utf8))
+            let theirs = try await JSONDecoder().decode([Status].self, from: Data(nas.run(["status", "--json"]).stdout.utf8))
             #expect(theirs.first { $0.peer == "laptop" }?.synced == 12)
-            let scoped = try JSONDecoder().decode([Status].self, from: Data(laptop.run(["status", laptop.library.path, "--peer", "nas", "--json"]).stdout.utf8))
+            let scoped = try await JSONDecoder().decode([Status].self, from: Data(laptop.run(["status", laptop.library.path, "--peer", "nas", "--json"]).stdout.utf8))
             #expect(scoped.first?.synced == 12 && scoped.first?.pending == 0)
 
             // A repeated push moves nothing, and says so.
-            let again = try laptop.run(["push", laptop.library.path, "--to", "nas"])
+            let again = try await laptop.run(["push", laptop.library.path, "--to", "nas"])
             #expect(again.status == 0)
             #expect(again.stderr.contains("0 B sent"))
 
             // Pull: the laptop serves its library and trusts the nas with pulls; the nas asks for what it lacks.
-            #expect(try laptop.run(["trust", nas.deviceID(), "--name", "nas", "--address", server.address, "--auto-accept"]).status == 0)
-            let laptopServer = try Server(laptop)
+            #expect(try await laptop.run(["trust", nas.deviceID(), "--name", "nas", "--address", server.address, "--auto-accept"]).status == 0)
+            let laptopServer = try await Server(laptop)
             defer { _ = laptopServer.stop() }
             try TestSupport.write(Array("only on the laptop\n".utf8), to: laptop.library.appendingPathComponent("new.txt"))
-            #expect(try nas.run(["trust", laptop.deviceID(), "--name", "laptop", "--address", laptopServer.address, "--auto-accept"]).status == 0)
-            let pulled = try nas.run(["pull", "--from", "laptop", "--library", nas.library.path])
+            #expect(try await nas.run(["trust", laptop.deviceID(), "--name", "laptop", "--address", laptopServer.address, "--auto-accept"]).status == 0)
+            let pulled = try await nas.run(["pull", "--from", "laptop", "--library", nas.library.path])
             #expect(pulled.status == 0, "\(pulled.stderr)")
             #expect(try Self.tree(nas.library)["new.txt"] == Data("only on the laptop\n".utf8))
         }
@@ -128,12 +128,12 @@ import Testing
 
     @Test func batchIsQuietOnSuccessAndHonoursTheLock() async throws {
         try await TestSupport.withTemporaryDirectory { root in
-            let (laptop, nas) = try Self.pair(root)
-            let server = try Server(nas)
+            let (laptop, nas) = try await Self.pair(root)
+            let server = try await Server(nas)
             defer { _ = server.stop() }
-            #expect(try laptop.run(["trust", nas.deviceID(), "--name", "nas", "--address", server.address]).status == 0)
+            #expect(try await laptop.run(["trust", nas.deviceID(), "--name", "nas", "--address", server.address]).status == 0)
             try TestSupport.write(Array("cron was here\n".utf8), to: laptop.library.appendingPathComponent("a.txt"))
-            let quiet = try laptop.run(["push", laptop.library.path, "--all", "--batch"])
+            let quiet = try await laptop.run(["push", laptop.library.path, "--all", "--batch"])
             #expect(quiet.status == 0)
             #expect(quiet.stdout.isEmpty && quiet.stderr.isEmpty, "batch success must print nothing: \(quiet.stderr)")
 
@@ -141,7 +141,7 @@ import Testing
             let lock = open(laptop.home.appendingPathComponent("lock").path, O_RDWR | O_CREAT, 0o600)
             defer { close(lock) }
             #expect(flock(lock, LOCK_EX | LOCK_NB) == 0)
-            let blocked = try laptop.run(["push", laptop.library.path, "--all", "--batch"])
+            let blocked = try await laptop.run(["push", laptop.library.path, "--all", "--batch"])
             #expect(blocked.status == 75)
             #expect(blocked.stderr.contains("another lfsync run"))
         }
@@ -150,11 +150,11 @@ import Testing
     @Test func declinedUnreachableAndUntrustedExitCodes() async throws {
         try await TestSupport.withTemporaryDirectory { root in
             // The nas trusts the laptop to connect but not to push unasked, and has no terminal: declined.
-            let (laptop, nas) = try Self.pair(root, autoAccept: false)
-            let server = try Server(nas)
-            #expect(try laptop.run(["trust", nas.deviceID(), "--name", "nas", "--address", server.address]).status == 0)
+            let (laptop, nas) = try await Self.pair(root, autoAccept: false)
+            let server = try await Server(nas)
+            #expect(try await laptop.run(["trust", nas.deviceID(), "--name", "nas", "--address", server.address]).status == 0)
             try TestSupport.write(Array("x".utf8), to: laptop.library.appendingPathComponent("x.txt"))
-            let declined = try laptop.run(["push", laptop.library.path, "--to", "nas", "--batch"])
+            let declined = try await laptop.run(["push", laptop.library.path, "--to", "nas", "--batch"])
             #expect(declined.status == 77, "\(declined.stderr)")
             #expect(declined.stderr.contains("declined"))
             #expect(try Self.tree(nas.library).isEmpty)
@@ -162,16 +162,16 @@ import Testing
             #expect(log.contains("declined"))
 
             // Nobody listens there any more: unreachable.
-            let unreachable = try laptop.run(["push", laptop.library.path, "--to", "nas", "--batch"])
+            let unreachable = try await laptop.run(["push", laptop.library.path, "--to", "nas", "--batch"])
             #expect(unreachable.status == 69)
 
             // HOST:PORT of a device we never trusted: refused in batch mode, nothing sent.
             let stranger = try Device("stranger", in: root)
-            #expect(try stranger.run(["init"]).status == 0)
-            #expect(try stranger.run(["trust", laptop.deviceID(), "--name", "laptop", "--auto-accept"]).status == 0)
-            let strangerServer = try Server(stranger)
+            #expect(try await stranger.run(["init"]).status == 0)
+            #expect(try await stranger.run(["trust", laptop.deviceID(), "--name", "laptop", "--auto-accept"]).status == 0)
+            let strangerServer = try await Server(stranger)
             defer { _ = strangerServer.stop() }
-            let untrusted = try laptop.run(["push", laptop.library.path, "--to", strangerServer.address, "--batch"])
+            let untrusted = try await laptop.run(["push", laptop.library.path, "--to", strangerServer.address, "--batch"])
             #expect(untrusted.status == 77)
             #expect(untrusted.stderr.contains("not trusted"))
             #expect(try Self.tree(stranger.library).isEmpty)
@@ -181,18 +181,18 @@ import Testing
     @Test func usageMistakesExit64() async throws {
         try await TestSupport.withTemporaryDirectory { root in
             let device = try Device("d", in: root)
-            #expect(try device.run(["init"]).status == 0)
+            #expect(try await device.run(["init"]).status == 0)
             for arguments in [["push", root.path], ["trust", "NOT-A-DEVICE-ID"], ["push", root.path, "--to", "nobody"], ["serve"],
                               ["push", root.path, "--to", "x", "--progress", "loud"]] {
-                let output = try device.run(arguments)
+                let output = try await device.run(arguments)
                 #expect(output.status == 64, "\(arguments): \(output.stderr)")
                 #expect(!output.stderr.isEmpty)
             }
             // A mistyped Device ID is caught by its check characters.
-            let id = try device.deviceID()
+            let id = try await device.deviceID()
             var typo = Array(id)
             typo[3] = typo[3] == "A" ? "B" : "A"
-            let rejected = try device.run(["trust", String(typo)])
+            let rejected = try await device.run(["trust", String(typo)])
             #expect(rejected.status == 64)
             #expect(rejected.stderr.contains("typo") || rejected.stderr.contains("check"))
         }

@@ -40,7 +40,7 @@ import Testing
             let home = root.appendingPathComponent("home")
             try SampleLibrary.write(at: library, options: .init(photoPadding: 10_000))
             try await TestSupport.waitForFilesToSettle()
-            let first = try LFSyncProcess.run(["scan", "--json", library.path], home: home)
+            let first = try await LFSyncProcess.run(["scan", "--json", library.path], home: home)
             #expect(first.status == 0, "stderr: \(first.stderr)")
             let report = try JSONDecoder().decode(Report.self, from: Data(first.stdout.utf8))
             #expect(report.assets.count == 12)  // 6 Live Photos, 2 RAW+JPEG, a video, 2 documents, a corrupt HEIC
@@ -52,7 +52,7 @@ import Testing
             // The scan wrote its cache into the state home, nothing into the library.
             #expect(!FileManager.default.fileExists(atPath: library.appendingPathComponent(".lfsync").path))
 
-            let second = try LFSyncProcess.run(["scan", "--json", library.path], home: home)
+            let second = try await LFSyncProcess.run(["scan", "--json", library.path], home: home)
             let again = try JSONDecoder().decode(Report.self, from: Data(second.stdout.utf8))
             #expect(again.statistics.filesHashed == 0)
             #expect(again.assets.map(\.contentID) == report.assets.map(\.contentID))
@@ -64,12 +64,12 @@ import Testing
             let library = root.appendingPathComponent("Pictures")
             try TestSupport.write(MediaFixtures.liveStillHEIC(identifier: "11111111-2222-4333-8444-555555555555"), to: library.appendingPathComponent("a.heic"))
             try TestSupport.write(MediaFixtures.liveVideoMOV(identifier: "11111111-2222-4333-8444-555555555555"), to: library.appendingPathComponent("b.mov"))
-            let output = try LFSyncProcess.run(["scan", library.path], home: root.appendingPathComponent("home"))
+            let output = try await LFSyncProcess.run(["scan", library.path], home: root.appendingPathComponent("home"))
             #expect(output.status == 0)
             #expect(output.stdout.contains("livePhoto"))
             #expect(output.stdout.contains("livePhotoVideo  b.mov"))
             #expect(output.stderr.contains("1 assets, 2 files"))
-            let quiet = try LFSyncProcess.run(["scan", "-q", library.path], home: root.appendingPathComponent("home"))
+            let quiet = try await LFSyncProcess.run(["scan", "-q", library.path], home: root.appendingPathComponent("home"))
             #expect(quiet.stderr.isEmpty)
         }
     }
@@ -84,7 +84,7 @@ import Testing
                 (["scan", root.appendingPathComponent("missing").path], "is not a directory"),
             ]
             for (arguments, message) in cases {
-                let output = try LFSyncProcess.run(arguments, home: root)
+                let output = try await LFSyncProcess.run(arguments, home: root)
                 #expect(output.status == 64, "\(arguments)")
                 #expect(output.stderr.contains(message), "\(arguments): \(output.stderr)")
             }
@@ -93,10 +93,10 @@ import Testing
 
     @Test func helpAndVersion() async throws {
         try await TestSupport.withTemporaryDirectory { root in
-            let help = try LFSyncProcess.run(["scan", "--help"], home: root)
+            let help = try await LFSyncProcess.run(["scan", "--help"], home: root)
             #expect(help.status == 0)
             #expect(help.stdout.contains("USAGE: lfsync scan [options] DIR"))
-            let version = try LFSyncProcess.run(["--version"], home: root)
+            let version = try await LFSyncProcess.run(["--version"], home: root)
             #expect(version.stdout == "lfsync \(LFSyncVersion.current)\n")
         }
     }
