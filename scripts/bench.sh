@@ -6,7 +6,8 @@
 #   scripts/bench.sh [BUILD_DIR]        (make bench)
 #
 # Knobs: BENCH_SIZE_MIB (1024), BENCH_REPS (3), BENCH_BIG_MIB (4096),
-#        BENCH_SMALL_FILES (100000), BENCH_DIR (bench-out/s9)
+#        BENCH_SMALL_FILES (100000), BENCH_DIR (bench-out/s9),
+#        BENCH_FROM / BENCH_TO (1 / 8: which scenarios run)
 set -euo pipefail
 bin=$(cd "${1:-.build/release}" && pwd)
 size_mib=${BENCH_SIZE_MIB:-1024}
@@ -120,13 +121,16 @@ settle() { sync; }
 
 results="$work/results.md"
 from=${BENCH_FROM:-1}
+to=${BENCH_TO:-8}
+# Scenario N runs when BENCH_FROM <= N <= BENCH_TO.
+want() { [ "$from" -le "$1" ] && [ "$1" -le "$to" ]; }
 : > "$results"
 row() { printf '%s\n' "$*" >> "$results"; }
 row "| scenario | lfsync | rsync | ratio (lfsync/rsync) | target | bytes on the wire |"
 row "|---|---|---|---|---|---|"
 
 # ---------------------------------------------------------------- 1. cold push to one peer
-if [ "$from" -le 1 ]; then
+if want 1; then
 log "1. cold push to one peer"
 t_l=(); t_s=(); t_d=(); b_l=0; b_s=0
 for _ in $(seq 1 "$reps"); do
@@ -134,6 +138,7 @@ for _ in $(seq 1 "$reps"); do
   settle; t=$(now); b_l=$(lfsync_push "$src" --to d1 | json_field chunkBytesSent); t_l+=("$(elapsed "$t")")
   rm -rf "$work/ssh-dest"; settle; t=$(now); b_s=$(rsync_ssh "$src" "$work/ssh-dest"); t_s+=("$(elapsed "$t")")
   rm -rf "$work/rsync/dest/cold"; settle; t=$(now); rsync_daemon "$src" cold >/dev/null; t_d+=("$(elapsed "$t")")
+  log "   lfsync ${t_l[-1]} s, rsync-ssh ${t_s[-1]} s, rsync daemon ${t_d[-1]} s"
 done
 diff -r -x .lfsync "$src" "$work/d1/Pictures" >/dev/null || { log "d1 differs from the source"; exit 1; }
 l=$(median "${t_l[@]}"); s=$(median "${t_s[@]}"); d=$(median "${t_d[@]}")
@@ -142,7 +147,7 @@ row "| cold push, 1 peer | ${l} s | ssh ${s} s / daemon ${d} s | $(ratio "$l" "$
 fi
 
 # ---------------------------------------------------------------- 2. broadcast to three peers
-if [ "$from" -le 2 ]; then
+if want 2; then
 log "2. broadcast to three peers"
 t_l=(); t_s=()
 for _ in $(seq 1 "$reps"); do
@@ -159,7 +164,7 @@ row "| broadcast to 3 peers | ${l} s | 3 parallel rsync-ssh ${s} s | $(ratio "$l
 fi
 
 # ---------------------------------------------------------------- 3. repeat push, nothing changed
-if [ "$from" -le 3 ]; then
+if want 3; then
 log "3. repeat push, nothing changed"
 t_l=(); t_d=(); b_l=0
 for _ in $(seq 1 "$reps"); do
@@ -172,7 +177,7 @@ row "| repeat push, nothing changed | ${l} s | daemon ${d} s | $(ratio "$l" "$d"
 fi
 
 # ---------------------------------------------------------------- 4. whole library renamed/moved
-if [ "$from" -le 4 ]; then
+if want 4; then
 log "4. whole library renamed"
 mv "$src/DCIM" "$src/Moved to NAS"
 b_l=$(lfsync_push "$src" --to d1 | json_field chunkBytesSent)
@@ -183,7 +188,7 @@ row "| whole library renamed | $(python3 -c "print(f'{100*$b_l/$corpus_bytes:.3f
 fi
 
 # ---------------------------------------------------------------- 5. resume after kill -9 at ~50 %
-if [ "$from" -le 5 ]; then
+if want 5; then
 log "5. resume after kill -9 of the receiver at ~50 %"
 reset_device d1
 lfsync_push "$src" --to d1 > "$work/resume-1.json" 2>/dev/null &
@@ -209,7 +214,7 @@ row "| resume after kill -9 at ~50 % | re-sent beyond missing: $(python3 -c "pri
 fi
 
 # ---------------------------------------------------------------- 6. 1 KiB inserted near the start of 100 photos
-if [ "$from" -le 6 ]; then
+if want 6; then
 log "6. 1 KiB inserted near the start of 100 photos"
 edited=$(find "$src" -name '*.HEIC' | sort | head -100)
 edited_bytes=$(echo "$edited" | xargs du -cb --apparent-size | tail -1 | cut -f1)
@@ -226,7 +231,7 @@ row "| 1 KiB inserted near the start of 100 photos | $(python3 -c "print(f'{100*
 fi
 
 # ---------------------------------------------------------------- 7. peak RSS, one big file
-if [ "$from" -le 7 ]; then
+if want 7; then
 log "7. peak RSS with one ${big_mib} MiB file"
 big="$work/big"
 rm -rf "$big"; mkdir -p "$big"
@@ -242,7 +247,7 @@ rm -rf "$big"
 fi
 
 # ---------------------------------------------------------------- 8. rescan of 100k unchanged files
-if [ "$from" -le 8 ]; then
+if want 8; then
 log "8. rescan of $small_files unchanged files"
 "$bin/lfsync-bench" small-files "$work/small" --count "$small_files"
 sleep 3.5   # settle, as above

@@ -9,7 +9,8 @@ final class ProgressRenderer: @unchecked Sendable {
     private let mode: Mode
     private let useColor: Bool
     private let started = Date()
-    private var lines: [String: String] = [:]
+    /// The latest update per peer, in `order`.
+    private var latest: [String: TransferUpdate] = [:]
     private var order: [String] = []
     private var drawn = 0
     private var lastDraw = Date.distantPast
@@ -24,26 +25,17 @@ final class ProgressRenderer: @unchecked Sendable {
         useColor = console.useColor
     }
 
+    /// Called for every update (one per chunk sent): lines are formatted only
+    /// when something is written, so a quiet or throttled display costs nothing.
     func show(_ update: TransferUpdate) {
+        guard mode != .none else { return }
         let name = update.peer.name
-        if lines[name] == nil { order.append(name) }
+        if latest[name] == nil { order.append(name) }
+        latest[name] = update
         let progress = update.progress
-        let elapsed = max(0.001, Date().timeIntervalSince(started))
-        let rate = Double(progress.bytesDone) / elapsed
-        let remaining = progress.bytesTotal > progress.bytesDone ? Double(progress.bytesTotal - progress.bytesDone) / max(rate, 1) : 0
-        let state: String = switch update.state {
-        case .offering: "waiting for an answer"
-        case .transferring: String(format: "%3.0f%%  %@ / %@  %@/s  ETA %@", progress.fractionCompleted * 100,
-                                   ByteCountText.format(progress.bytesDone), ByteCountText.format(progress.bytesTotal),
-                                   ByteCountText.format(UInt64(rate)), Self.duration(remaining))
-        case .completed: "done: \(progress.assetsDone) assets confirmed, \(ByteCountText.format(progress.bytesDone)) sent"
-        case let .declined(reason): "declined: \(reason)"
-        case let .failed(reason): "failed: \(reason)"
-        }
-        let line = "\(name.padding(toLength: 14, withPad: " ", startingAt: 0)) \(state)"
-        lines[name] = line
         switch mode {
-        case .none: return
+        case .none:
+            return
         case .json:
             let object: [String: Any] = ["peer": name, "deviceID": update.peer.deviceID.description,
                                          "bytesDone": progress.bytesDone, "bytesTotal": progress.bytesTotal,
@@ -57,18 +49,35 @@ final class ProgressRenderer: @unchecked Sendable {
             let decile = update.state.isFinal ? 11 : Int(progress.fractionCompleted * 10)
             if lastPlain[name] != decile {
                 lastPlain[name] = decile
-                Console.writeError(line + "\n")
+                Console.writeError(line(for: update) + "\n")
             }
         case .auto:
             guard update.state.isFinal || Date().timeIntervalSince(lastDraw) > 0.1 else { return }
             lastDraw = Date()
             var output = drawn > 0 ? "\u{1B}[\(drawn)A" : ""
             for peer in order {
-                output += "\r\u{1B}[2K" + (lines[peer] ?? "") + "\n"
+                output += "\r\u{1B}[2K" + (latest[peer].map(line(for:)) ?? "") + "\n"
             }
             drawn = order.count
             Console.writeError(output)
         }
+    }
+
+    private func line(for update: TransferUpdate) -> String {
+        let progress = update.progress
+        let elapsed = max(0.001, Date().timeIntervalSince(started))
+        let rate = Double(progress.bytesDone) / elapsed
+        let remaining = progress.bytesTotal > progress.bytesDone ? Double(progress.bytesTotal - progress.bytesDone) / max(rate, 1) : 0
+        let state: String = switch update.state {
+        case .offering: "waiting for an answer"
+        case .transferring: String(format: "%3.0f%%  %@ / %@  %@/s  ETA %@", progress.fractionCompleted * 100,
+                                   ByteCountText.format(progress.bytesDone), ByteCountText.format(progress.bytesTotal),
+                                   ByteCountText.format(UInt64(rate)), Self.duration(remaining))
+        case .completed: "done: \(progress.assetsDone) assets confirmed, \(ByteCountText.format(progress.bytesDone)) sent"
+        case let .declined(reason): "declined: \(reason)"
+        case let .failed(reason): "failed: \(reason)"
+        }
+        return "\(update.peer.name.padding(toLength: 14, withPad: " ", startingAt: 0)) \(state)"
     }
 
     static func duration(_ seconds: Double) -> String {
