@@ -26,6 +26,62 @@ import Testing
         PeerAddress(host: "mem-\(name)", port: 1)
     }
 
+    /// The faster cipher when both ends can use it, ChaChaPoly when either side lacks AES
+    /// instructions (simulated by what each side offers), and the bytes arrive intact.
+    @Test(arguments: [
+        ([NoiseCipher.aesGCM, .chaChaPoly], [NoiseCipher.aesGCM, .chaChaPoly], NoiseCipher.aesGCM),
+        ([.chaChaPoly], [.aesGCM, .chaChaPoly], .chaChaPoly),
+        ([.aesGCM, .chaChaPoly], [.chaChaPoly], .chaChaPoly),
+    ])
+    func ciphersAreNegotiated(offered: [NoiseCipher], accepted: [NoiseCipher], expected: NoiseCipher) async throws {
+        guard NoiseCipher.aesGCM.isAvailable else {
+            print("ciphersAreNegotiated skipped: this processor has no AES-NI/CLMUL, so lfsync never offers AESGCM here")
+            return
+        }
+        let transport = InMemoryTransport()
+        let listener = try await transport.listen(on: Self.memoryAddress())
+        async let server = SecureChannel.accept(over: try await listener.accept(), identity: bob, ciphers: accepted)
+        let client = try await SecureChannel.initiate(
+            over: try await transport.connect(to: listener.localAddress, timeout: .seconds(5)), identity: alice, ciphers: offered)
+        let accepting = try await server
+        #expect(client.cipher == expected && accepting.cipher == expected)
+        let chunk = WireMessage.chunk(.init(offerID: 1, contentID: ContentID(hash: Blake2b.hash([])), fileIndex: 0, chunkIndex: 0,
+                                            payload: .raw((0..<200_000).map { UInt8(truncatingIfNeeded: $0) })))
+        try await client.send(chunk)
+        #expect(try await accepting.receive() == chunk)
+        await client.close()
+        await accepting.close()
+        await listener.close()
+    }
+
+    /// Whoever rewrites the opening (here: the offer, to force ChaChaPoly) breaks the handshake,
+    /// because both cleartext messages are the prologue; an opening that is no offer at all is
+    /// refused with a clear error.
+    @Test func tamperedOrForeignOpeningsFail() async throws {
+        let transport = InMemoryTransport()
+        let listener = try await transport.listen(on: Self.memoryAddress())
+        let server = Task { [bob] in try await SecureChannel.accept(over: try await listener.accept(), identity: bob) }
+        let raw = try await transport.connect(to: listener.localAddress, timeout: .seconds(5))
+        var opening: [UInt8] = []
+        NoiseMessageFramer.prefixed(Array("lfsync/1".utf8) + [1], into: &opening)
+        try await raw.send(opening)
+        await #expect(throws: SecureChannelError.self) { _ = try await server.value }
+        #expect(throws: SecureChannelError.self) { try CipherOffer.choose(from: Array("lfsync/2".utf8) + [0], preferring: NoiseCipher.usable) }
+        #expect(throws: SecureChannelError.self) { try CipherOffer.chosen([NoiseCipher.aesGCM.rawValue], offered: [.chaChaPoly]) }
+
+        // A downgrade in flight: the responder sees an offer of ChaChaPoly only, the initiator
+        // offered both. Each side's prologue differs, so the handshake fails.
+        let offered = CipherOffer.encode([.aesGCM, .chaChaPoly]), seen = CipherOffer.encode([.chaChaPoly])
+        let choice = [NoiseCipher.chaChaPoly.rawValue]
+        var initiator = try NoiseHandshake(pattern: .xx, role: .initiator, prologue: offered + choice, staticKeyPair: alice.keyPair)
+        var responder = try NoiseHandshake(pattern: .xx, role: .responder, prologue: seen + choice, staticKeyPair: bob.keyPair)
+        _ = try responder.readMessage(try initiator.writeMessage())
+        let second = try responder.writeMessage()
+        #expect(throws: NoiseError.self) { _ = try initiator.readMessage(second) }
+        await raw.close()
+        await listener.close()
+    }
+
     @Test func handshakeProvesBothIdentities() async throws {
         let (client, server) = try await Self.channelPair(
             transport: InMemoryTransport(), listenOn: Self.memoryAddress(),
@@ -110,20 +166,25 @@ import Testing
         let listener = try await transport.listen(on: address)
         async let server = SecureChannel.accept(over: try await listener.accept(), identity: bob)
         let raw = try await transport.connect(to: address, timeout: .seconds(5))
-        var handshake = try NoiseHandshake(pattern: .xx, role: .initiator, prologue: SecureChannel.prologue, staticKeyPair: alice.keyPair)
         var framer = NoiseMessageFramer()
         func sendPrefixed(_ message: [UInt8]) async throws {
             var out: [UInt8] = []
             NoiseMessageFramer.prefixed(message, into: &out)
             try await raw.send(out)
         }
-        try await sendPrefixed(try handshake.writeMessage())
-        var second: [UInt8]?
-        while second == nil {
-            if let message = framer.next() { second = message; break }
-            framer.append(try #require(try await raw.receive()))
+        func receivePrefixed() async throws -> [UInt8] {
+            while true {
+                if let message = framer.next() { return message }
+                framer.append(try #require(try await raw.receive()))
+            }
         }
-        _ = try handshake.readMessage(try #require(second))
+        let offer = CipherOffer.encode([.chaChaPoly])
+        try await sendPrefixed(offer)
+        let choice = try await receivePrefixed()
+        #expect(choice == [NoiseCipher.chaChaPoly.rawValue])
+        var handshake = try NoiseHandshake(pattern: .xx, role: .initiator, prologue: offer + choice, staticKeyPair: alice.keyPair)
+        try await sendPrefixed(try handshake.writeMessage())
+        _ = try handshake.readMessage(try await receivePrefixed())
         try await sendPrefixed(try handshake.writeMessage())
         var transportState = try handshake.split()
         try await sendPrefixed(try transportState.encrypt([0x04, 0xFF, 0xFF, 0xFF, 0xFF]))

@@ -1,17 +1,19 @@
 /// An authenticated, encrypted message channel to one peer:
-/// `Noise_XX_25519_ChaChaPoly_BLAKE2b` over any `Connection`, carrying
+/// `Noise_XX_25519_{AESGCM|ChaChaPoly}_BLAKE2b` over any `Connection`, carrying
 /// `WireMessage` frames (PROTOCOL.md, "Handshake and prologue").
 ///
 /// Sending and receiving are independent (one actor each), so a peer's send
 /// task and receive task never wait for each other.
 public final class SecureChannel: Sendable {
-    /// Bound into the handshake hash: both sides must agree they speak lfsync v1.
-    public static let prologue = Array("lfsync/1".utf8)
+    /// Opens the initiator's cipher offer: both sides must agree they speak this protocol.
+    public static let protocolTag = Array("lfsync/2".utf8)
     public static let defaultHandshakeTimeout: Duration = .seconds(10)
 
     /// Who is on the other end, proven by the handshake.
     public let remoteDeviceID: DeviceID
     public let handshakeHash: [UInt8]
+    /// The cipher both peers chose (AESGCM when both processors have AES instructions).
+    public let cipher: NoiseCipher
     public let connection: any Connection
     private let writer: SecureChannelWriter
     private let reader: SecureChannelReader
@@ -23,6 +25,7 @@ public final class SecureChannel: Sendable {
         self.connection = connection
         remoteDeviceID = DeviceID(publicKey: remoteKey)
         handshakeHash = transport.handshakeHash
+        cipher = sender.cipher
         writer = SecureChannelWriter(connection: connection, cipher: sender)
         reader = SecureChannelReader(connection: connection, cipher: receiver, framer: framer)
     }
@@ -32,15 +35,20 @@ public final class SecureChannel: Sendable {
     /// - Parameter expectedPeer: when set, the channel is refused unless the
     ///   peer proves this Device ID. The check happens on handshake message 2,
     ///   *before* we reveal our own static key in message 3.
+    /// - Parameter ciphers: what we offer (by default every cipher this machine can use).
     public static func initiate(
         over connection: any Connection, identity: DeviceIdentity, expectedPeer: DeviceID? = nil,
-        timeout: Duration = defaultHandshakeTimeout
+        ciphers: [NoiseCipher] = NoiseCipher.usable, timeout: Duration = defaultHandshakeTimeout
     ) async throws(SecureChannelError) -> SecureChannel {
         try await withDeadline(timeout, connection: connection) { () async throws(SecureChannelError) -> SecureChannel in
-            var handshake = try noise { () throws(NoiseError) in
-                try NoiseHandshake(pattern: .xx, role: .initiator, prologue: prologue, staticKeyPair: identity.keyPair)
-            }
             var framer = NoiseMessageFramer()
+            let offer = CipherOffer.encode(ciphers)
+            try await sendHandshake(offer, on: connection)
+            let choice = try await receiveHandshake(on: connection, framer: &framer)
+            let cipher = try CipherOffer.chosen(choice, offered: ciphers)
+            var handshake = try noise { () throws(NoiseError) in
+                try NoiseHandshake(pattern: .xx, role: .initiator, prologue: offer + choice, cipher: cipher, staticKeyPair: identity.keyPair)
+            }
             try await sendHandshake(try noise { () throws(NoiseError) in try handshake.writeMessage() }, on: connection)
             let second = try await receiveHandshake(on: connection, framer: &framer)
             _ = try noise { () throws(NoiseError) in try handshake.readMessage(second) }
@@ -56,14 +64,21 @@ public final class SecureChannel: Sendable {
 
     /// Runs the handshake as the side that accepted the connection. The
     /// caller decides afterwards whether `remoteDeviceID` is welcome.
+    /// - Parameter ciphers: what we accept, in order of preference (by default
+    ///   every cipher this machine can use, fastest first).
     public static func accept(
-        over connection: any Connection, identity: DeviceIdentity, timeout: Duration = defaultHandshakeTimeout
+        over connection: any Connection, identity: DeviceIdentity,
+        ciphers: [NoiseCipher] = NoiseCipher.usable, timeout: Duration = defaultHandshakeTimeout
     ) async throws(SecureChannelError) -> SecureChannel {
         try await withDeadline(timeout, connection: connection) { () async throws(SecureChannelError) -> SecureChannel in
-            var handshake = try noise { () throws(NoiseError) in
-                try NoiseHandshake(pattern: .xx, role: .responder, prologue: prologue, staticKeyPair: identity.keyPair)
-            }
             var framer = NoiseMessageFramer()
+            let offer = try await receiveHandshake(on: connection, framer: &framer)
+            let cipher = try CipherOffer.choose(from: offer, preferring: ciphers)
+            let choice = [cipher.rawValue]
+            try await sendHandshake(choice, on: connection)
+            var handshake = try noise { () throws(NoiseError) in
+                try NoiseHandshake(pattern: .xx, role: .responder, prologue: offer + choice, cipher: cipher, staticKeyPair: identity.keyPair)
+            }
             let first = try await receiveHandshake(on: connection, framer: &framer)
             _ = try noise { () throws(NoiseError) in try handshake.readMessage(first) }
             try await sendHandshake(try noise { () throws(NoiseError) in try handshake.writeMessage() }, on: connection)

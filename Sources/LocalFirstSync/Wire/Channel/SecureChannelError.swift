@@ -8,6 +8,8 @@ public enum SecureChannelError: Error, Sendable, CustomStringConvertible {
     /// The peer proved a key other than the one we were told to expect (pinned or advertised).
     case peerMismatch(expected: DeviceID, actual: DeviceID)
     case handshakeTimedOut
+    /// The peer's opening (its cipher offer or choice) is not one this version understands.
+    case incompatiblePeer(String)
     /// The peer closed the connection in the middle of a message or the handshake.
     case truncated
     case closed
@@ -21,6 +23,7 @@ public enum SecureChannelError: Error, Sendable, CustomStringConvertible {
         case let .peerMismatch(expected, actual):
             "the device at this address is \(actual), not the expected \(expected): connection dropped"
         case .handshakeTimedOut: "the peer did not complete the secure handshake in time"
+        case let .incompatiblePeer(detail): "the peer speaks another lfsync protocol: \(detail)"
         case .truncated: "the peer closed the connection mid-message"
         case .closed: "the channel is closed"
         }

@@ -1,15 +1,15 @@
-/// Constants of the one Noise suite lfsync speaks: `25519_ChaChaPoly_BLAKE2b`
-/// (Noise Protocol Framework revision 34).
-///
-/// Only one suite is implemented on purpose: every peer runs the same code, so
-/// negotiation would add attack surface and buy nothing.
+/// Constants of the Noise suites lfsync speaks: `25519_ChaChaPoly_BLAKE2b`,
+/// and `25519_AESGCM_BLAKE2b` between peers whose processors both have AES
+/// instructions (Noise Protocol Framework revision 34). The cipher is the only
+/// choice; the DH and the hash are fixed.
 public enum Noise {
     /// Spec §3: no Noise message, handshake or transport, may exceed 65535 bytes.
     /// Enforced on both write and read so a peer cannot make us allocate or
     /// decrypt more than that per message.
     public static let maxMessageLength = 65535
 
-    /// Everything after the pattern in a protocol name, e.g. `Noise_XX` + this.
+    /// Everything after the pattern in a ChaChaPoly protocol name (the suite of the
+    /// published vectors), e.g. `Noise_XX` + this.
     public static let suiteSuffix = "_25519_ChaChaPoly_BLAKE2b"
 
     /// `DHLEN` for Curve25519.
@@ -17,8 +17,8 @@ public enum Noise {
     /// `HASHLEN` and `BLOCKLEN` for BLAKE2b.
     static let hashLength = 64
     static let blockLength = 128
-    /// ChaChaPoly key size; HKDF outputs are truncated to this (spec §5.2).
+    /// Cipher key size (both ciphers); HKDF outputs are truncated to this (spec §5.2).
     static let keyLength = 32
-    /// Poly1305 authentication tag appended to every ciphertext.
+    /// Authentication tag (Poly1305 or GHASH) appended to every ciphertext.
     static let tagLength = 16
 }

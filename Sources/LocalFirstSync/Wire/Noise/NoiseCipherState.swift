@@ -1,25 +1,27 @@
-/// One direction of an encrypted channel: a ChaChaPoly key and the nonce
-/// counter that must never repeat under it (Noise's `CipherState` with a key).
+/// One direction of an encrypted channel: a key for the suite's cipher and the
+/// nonce counter that must never repeat under it (Noise's `CipherState` with a key).
 ///
 /// A value type so each direction can be owned by its own task (reader and
 /// writer) with no locking; copying one and using both copies would reuse
 /// nonces, so don't.
 public struct NoiseCipherState: Sendable {
     private var key: SecureBytes
+    public let cipher: NoiseCipher
     /// Number of messages processed so far; also the next nonce.
     public private(set) var nonce: UInt64 = 0
 
     /// Noise `InitializeKey`: a fresh key always starts at nonce 0.
-    init(key: SecureBytes) {
-        precondition(key.count == Noise.keyLength, "ChaChaPoly keys are 32 bytes")
+    init(key: SecureBytes, cipher: NoiseCipher = .chaChaPoly) {
+        precondition(key.count == Noise.keyLength, "Noise cipher keys are 32 bytes")
         self.key = key
+        self.cipher = cipher
     }
 
     /// `EncryptWithAd`. Throws `nonceExhausted` rather than ever reusing or
     /// wrapping a nonce: 2^64-1 is reserved by the spec (it is `Rekey`'s nonce).
     public mutating func encrypt(_ plaintext: [UInt8], ad: [UInt8] = []) throws(NoiseError) -> [UInt8] {
         try checkUsable(messageSize: plaintext.count + Noise.tagLength)
-        let ciphertext = ChaChaPoly.encrypt(key: key, counter: nonce, ad: ad, plaintext: plaintext)
+        let ciphertext = cipher.encrypt(key: key, counter: nonce, ad: ad, plaintext: plaintext)
         nonce += 1
         return ciphertext
     }
@@ -28,14 +30,14 @@ public struct NoiseCipherState: Sendable {
     /// memory: writes `plaintext.count + Noise.tagLength` bytes at `output`.
     mutating func encrypt(_ plaintext: UnsafeRawBufferPointer, into output: UnsafeMutableRawPointer) throws(NoiseError) {
         try checkUsable(messageSize: plaintext.count + Noise.tagLength)
-        ChaChaPoly.encrypt(key: key, counter: nonce, plaintext: plaintext, into: output)
+        cipher.encrypt(key: key, counter: nonce, plaintext: plaintext, into: output)
         nonce += 1
     }
 
     /// `DecryptWithAd` with empty associated data, reading the ciphertext in place.
     mutating func decrypt(_ ciphertext: UnsafeRawBufferPointer) throws(NoiseError) -> [UInt8] {
         try checkUsable(messageSize: ciphertext.count)
-        let plaintext = try ChaChaPoly.decrypt(key: key, counter: nonce, ciphertext: ciphertext)
+        let plaintext = try cipher.decrypt(key: key, counter: nonce, ciphertext: ciphertext)
         nonce += 1
         return plaintext
     }
@@ -44,7 +46,7 @@ public struct NoiseCipherState: Sendable {
     /// caller-owned memory: writes `ciphertext.count - Noise.tagLength` bytes at `output`.
     mutating func decrypt(_ ciphertext: UnsafeRawBufferPointer, into output: UnsafeMutableRawPointer) throws(NoiseError) {
         try checkUsable(messageSize: ciphertext.count)
-        try ChaChaPoly.decrypt(key: key, counter: nonce, ciphertext: ciphertext, into: output)
+        try cipher.decrypt(key: key, counter: nonce, ciphertext: ciphertext, into: output)
         nonce += 1
     }
 
@@ -52,7 +54,7 @@ public struct NoiseCipherState: Sendable {
     /// should be torn down anyway: Noise gives no way to resynchronise.
     public mutating func decrypt(_ ciphertext: [UInt8], ad: [UInt8] = []) throws(NoiseError) -> [UInt8] {
         try checkUsable(messageSize: ciphertext.count)
-        let plaintext = try ChaChaPoly.decrypt(key: key, counter: nonce, ad: ad, ciphertext: ciphertext)
+        let plaintext = try cipher.decrypt(key: key, counter: nonce, ad: ad, ciphertext: ciphertext)
         nonce += 1
         return plaintext
     }
@@ -70,7 +72,7 @@ public struct NoiseCipherState: Sendable {
     /// key compromise does not expose earlier traffic. The nonce is *not* reset;
     /// both sides must rekey at the same point in the message stream.
     public mutating func rekey() {
-        var material = ChaChaPoly.encrypt(
+        var material = cipher.encrypt(
             key: key, counter: UInt64.max, ad: [], plaintext: [UInt8](repeating: 0, count: Noise.keyLength))
         defer { SecureBytes.wipe(&material) }
         key = SecureBytes(copying: material.prefix(Noise.keyLength))

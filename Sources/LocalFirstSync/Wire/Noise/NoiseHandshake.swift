@@ -45,6 +45,7 @@ public struct NoiseHandshake: Sendable {
     /// - Parameters:
     ///   - prologue: data both sides must agree on (e.g. a protocol version);
     ///     mixed into the transcript, so a mismatch fails the handshake.
+    ///   - cipher: the suite's cipher (both sides must use the same; ChaChaPoly is the default).
     ///   - staticKeyPair: our identity, required exactly when the pattern uses it.
     ///   - remoteStaticKey: the peer's key, required exactly when the pattern
     ///     has it as a pre-message (NK, XK, IK, KK, ...). Passing one to a
@@ -54,11 +55,12 @@ public struct NoiseHandshake: Sendable {
         pattern: NoisePattern,
         role: Role,
         prologue: [UInt8] = [],
+        cipher: NoiseCipher = .chaChaPoly,
         staticKeyPair: NoiseKeyPair? = nil,
         remoteStaticKey: [UInt8]? = nil
     ) throws(NoiseError) {
         try self.init(
-            pattern: pattern, role: role, prologue: prologue,
+            pattern: pattern, role: role, prologue: prologue, cipher: cipher,
             staticKeyPair: staticKeyPair, remoteStaticKey: remoteStaticKey, ephemeralKeyPair: nil)
     }
 
@@ -69,6 +71,7 @@ public struct NoiseHandshake: Sendable {
         pattern: NoisePattern,
         role: Role,
         prologue: [UInt8],
+        cipher: NoiseCipher = .chaChaPoly,
         staticKeyPair: NoiseKeyPair?,
         remoteStaticKey: [UInt8]?,
         ephemeralKeyPair: NoiseKeyPair?
@@ -99,7 +102,7 @@ public struct NoiseHandshake: Sendable {
         self.remoteStaticKey = remoteStaticKey
         self.remoteEphemeralKey = nil
         self.phase = .awaiting(message: 0)
-        self.symmetric = NoiseSymmetricState(protocolName: pattern.protocolName)
+        self.symmetric = NoiseSymmetricState(protocolName: pattern.protocolName(cipher: cipher), cipher: cipher)
         symmetric.mixHash(prologue)
 
         // Pre-message public keys enter the transcript initiator's first,

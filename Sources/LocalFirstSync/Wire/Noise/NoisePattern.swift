@@ -26,7 +26,10 @@ public struct NoisePattern: Sendable, Hashable, CustomStringConvertible {
 
     /// The full name this library speaks, e.g. `Noise_XX_25519_ChaChaPoly_BLAKE2b`.
     /// It seeds the transcript hash, so both sides must agree on it exactly.
-    public var protocolName: String { "Noise_" + name + Noise.suiteSuffix }
+    public var protocolName: String { protocolName(cipher: .chaChaPoly) }
+
+    /// The full name with `cipher`, e.g. `Noise_XX_25519_AESGCM_BLAKE2b`.
+    public func protocolName(cipher: NoiseCipher) -> String { "Noise_\(name)_25519_\(cipher.name)_BLAKE2b" }
 
     public var description: String {
         func render(_ tokens: [Token]) -> String { tokens.map(\.rawValue).joined(separator: ", ") }

@@ -6,10 +6,13 @@ struct NoiseSymmetricState: Sendable {
     private var chainingKey: SecureBytes
     private(set) var handshakeHash: [UInt8]
     private var cipher: NoiseCipherState?
+    /// The suite's cipher, for every key this state derives.
+    let cipherKind: NoiseCipher
 
     /// `InitializeSymmetric`: names of at most HASHLEN bytes are zero-padded,
     /// longer ones hashed; `ck` starts equal to `h`.
-    init(protocolName: String) {
+    init(protocolName: String, cipher: NoiseCipher = .chaChaPoly) {
+        cipherKind = cipher
         let name = Array(protocolName.utf8)
         if name.count <= Noise.hashLength {
             handshakeHash = name + [UInt8](repeating: 0, count: Noise.hashLength - name.count)
@@ -17,7 +20,7 @@ struct NoiseSymmetricState: Sendable {
             handshakeHash = NoiseHash.hash(name)
         }
         chainingKey = SecureBytes(copying: handshakeHash)
-        cipher = nil
+        self.cipher = nil
     }
 
     var hasKey: Bool { cipher != nil }
@@ -28,7 +31,7 @@ struct NoiseSymmetricState: Sendable {
             NoiseHash.hkdf2(chainingKey: chainingKey, inputKeyMaterial: $0)
         }
         chainingKey = newChainingKey
-        cipher = NoiseCipherState(key: tempKey.prefix(Noise.keyLength))
+        cipher = NoiseCipherState(key: tempKey.prefix(Noise.keyLength), cipher: cipherKind)
     }
 
     /// `MixHash`: h = HASH(h || data), binding everything sent to the transcript.
@@ -44,7 +47,7 @@ struct NoiseSymmetricState: Sendable {
         }
         chainingKey = newChainingKey
         mixHash(tempHash.bytes)
-        cipher = NoiseCipherState(key: tempKey.prefix(Noise.keyLength))
+        cipher = NoiseCipherState(key: tempKey.prefix(Noise.keyLength), cipher: cipherKind)
     }
 
     /// `EncryptAndHash`: the transcript hash is the associated data, so any
@@ -75,8 +78,8 @@ struct NoiseSymmetricState: Sendable {
         let (first, second) = NoiseHash.hkdf2(
             chainingKey: chainingKey, inputKeyMaterial: UnsafeRawBufferPointer(start: nil, count: 0))
         return (
-            NoiseCipherState(key: first.prefix(Noise.keyLength)),
-            NoiseCipherState(key: second.prefix(Noise.keyLength))
+            NoiseCipherState(key: first.prefix(Noise.keyLength), cipher: cipherKind),
+            NoiseCipherState(key: second.prefix(Noise.keyLength), cipher: cipherKind)
         )
     }
 }
