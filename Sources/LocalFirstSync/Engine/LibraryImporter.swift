@@ -101,15 +101,21 @@ public final class LibraryImporter: Sendable {
         }
         var installed = try installer.install(staged).makeIterator()
         let all = results.compactMap { $0 ?? installed.next() }
-        recordInIndex(asset, all)
+        recordInIndex(asset, all, chunkListsVerified: files.map { $0?.everyChunkVerified })
         return all
     }
 
     /// Newly landed files become local chunk sources for the next transfer (a rename, a resend).
-    private func recordInIndex(_ asset: Asset, _ installed: [InstalledFile]) {
+    /// A file whose chunk list is only the peer's word is recorded all the same: the chunk
+    /// index is a hint re-verified on every use, and the scan cache row proves (by file hash)
+    /// that the file is in place — but it is marked, so that sending it on checks each chunk.
+    /// - Parameter chunkListsVerified: per file; nil for a file that was already in place,
+    ///   whose rows are already right (the offer's chunk list must not overwrite them).
+    private func recordInIndex(_ asset: Asset, _ installed: [InstalledFile], chunkListsVerified: [Bool?]) {
         guard chunkIndex != nil || scanCache != nil else { return }
         var records: [IndexedFile] = []
-        for (file, result) in zip(asset.files, installed) {
+        for ((file, result), verified) in zip(zip(asset.files, installed), chunkListsVerified) {
+            guard let chunkListVerified = verified else { continue }
             let path = result.storedPath.string
             guard let status = try? FileStatus.of(path: directory.rootPath + "/" + path), status.kind == .regular else { continue }
             var manifest = file.manifest
@@ -118,7 +124,7 @@ public final class LibraryImporter: Sendable {
             let identifier = AppleContentIdentifierReader.contentIdentifier(ofFileAt: URL(fileURLWithPath: directory.rootPath + "/" + path))
             // The bytes were verified against the file hash just before we renamed them in.
             records.append(IndexedFile(manifest: manifest, inode: status.inode, contentIdentifier: identifier,
-                                       changeTimeNs: status.changeTimeNs))
+                                       changeTimeNs: status.changeTimeNs, chunkListVerified: chunkListVerified))
         }
         try? chunkIndex?.recordAll(records)
         try? scanCache?.storeAll(records)

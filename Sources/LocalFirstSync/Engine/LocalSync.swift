@@ -211,9 +211,21 @@ public actor LocalSync {
         }
     }
 
+    /// The newest connection from a peer replaces the one before. Closing the old one can
+    /// take a while (it lets queued installs finish), and another connection from the same
+    /// peer may register meanwhile: whichever is in the table after the wait is replaced.
     private func register(_ session: PeerSession) async {
-        if let previous = sessions[session.peer.deviceID] { await previous.close(reason: "replaced by a new connection") }
-        sessions[session.peer.deviceID] = session
+        let id = session.peer.deviceID
+        while let previous = sessions[id], previous !== session {
+            sessions[id] = session
+            await previous.close(reason: "replaced by a new connection")
+            guard sessions[id] === session else {
+                // A newer connection replaced this one while we waited.
+                await session.close(reason: "replaced by a new connection")
+                return
+            }
+        }
+        sessions[id] = session
         await session.start { [weak self] closed in await self?.unregister(closed) }
     }
 

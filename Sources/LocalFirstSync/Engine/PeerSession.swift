@@ -261,9 +261,10 @@ actor PeerSession {
             guard let file = asset.files[fileIndex] else { throw .chunkIndexOutOfRange(index: chunkIndex, chunkCount: 0) }
             try file.writeReceived(chunkAt: chunkIndex, bytes: bytes)
         } catch {
-            if case .chunkHashMismatch = error { throw .protocolViolation("chunk \(chunkIndex) of \(asset.asset.files[fileIndex].manifest.path) does not match its hash") }
-            // Local trouble (disk full...): this asset fails, the connection survives, and
-            // chunks of it already in flight are dropped when they arrive.
+            // Local trouble (disk full...), or bytes that don't match their hash (checked here
+            // when the partial is shared or resumed, by the file hash otherwise): this asset
+            // fails, the connection survives, and chunks of it already in flight are dropped
+            // when they arrive.
             abandoned.insert(AbandonedAsset(offerID: chunk.offerID, contentID: chunk.contentID))
             asset.missing = [:]
             state.assets[chunk.contentID] = asset
@@ -302,6 +303,9 @@ actor PeerSession {
         state.installing.insert(contentID)
         receiving[offerID] = state
         await waitForInstallSlot()
+        // Closed while we waited for a slot: `close()` has reported this asset already, and
+        // its partials stay in staging for the next offer.
+        guard closedReason == nil else { return }
         installsInFlight += 1
         let finishing = FinishingAsset(asset: asset.asset, files: asset.files)
         Task { [installs] in
@@ -359,6 +363,10 @@ actor PeerSession {
         let message = WireMessage.receipt(.init(offerID: offerID, contentID: contentID, outcome: receipt))
         if held != nil {
             held?.receipts.append(message)
+        } else if closedReason != nil {
+            // `close()` is letting queued installs finish: the channel is still open, and the
+            // peer waits for exactly this receipt.
+            try? await channel.send([message])
         } else {
             await sendOrClose([message])
         }

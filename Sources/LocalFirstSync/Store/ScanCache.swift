@@ -43,7 +43,7 @@ public final class ScanCache: Sendable {
         let libraryID = libraryID
         return try database.withDatabase { db throws(SQLiteError) in
             try db.cachedStatement("""
-                SELECT size, mtime_ns, inode, manifest, content_identifier, ctime_ns FROM scan_cache
+                SELECT size, mtime_ns, inode, manifest, content_identifier, ctime_ns, chunk_list_unverified FROM scan_cache
                 WHERE library_id = ? AND path = ?
                 """)
                 .firstRow([.integer(libraryID), .text(path)]) { row throws(SQLiteError) in
@@ -58,7 +58,7 @@ public final class ScanCache: Sendable {
         let libraryID = libraryID
         return try database.withDatabase { db throws(SQLiteError) in
             var entries = [String: IndexedFile]()
-            try db.cachedStatement("SELECT path, size, mtime_ns, inode, manifest, content_identifier, ctime_ns FROM scan_cache WHERE library_id = ?")
+            try db.cachedStatement("SELECT path, size, mtime_ns, inode, manifest, content_identifier, ctime_ns, chunk_list_unverified FROM scan_cache WHERE library_id = ?")
                 .forEachRow([.integer(libraryID)]) { row throws(SQLiteError) in
                     guard let path = row.text(at: 0), let entry = Self.entry(row, path: path, firstColumn: 1) else { return }
                     entries[path] = entry
@@ -78,12 +78,14 @@ public final class ScanCache: Sendable {
         let libraryID = libraryID
         try database.write { db throws(SQLiteError) in
             let upsert = try db.cachedStatement("""
-                INSERT INTO scan_cache (library_id, path, size, mtime_ns, inode, manifest, content_identifier, ctime_ns)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO scan_cache (library_id, path, size, mtime_ns, inode, manifest, content_identifier, ctime_ns,
+                                        chunk_list_unverified)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (library_id, path) DO UPDATE SET
                     size = excluded.size, mtime_ns = excluded.mtime_ns,
                     inode = excluded.inode, manifest = excluded.manifest,
-                    content_identifier = excluded.content_identifier, ctime_ns = excluded.ctime_ns
+                    content_identifier = excluded.content_identifier, ctime_ns = excluded.ctime_ns,
+                    chunk_list_unverified = excluded.chunk_list_unverified
                 """)
             for file in files {
                 try upsert.bind(libraryID, at: 1)
@@ -102,6 +104,7 @@ public final class ScanCache: Sendable {
                 } else {
                     try upsert.bindNull(at: 8)
                 }
+                try upsert.bind(Int64(file.chunkListVerified ? 0 : 1), at: 9)
                 try upsert.run()
             }
         }
@@ -134,13 +137,15 @@ public final class ScanCache: Sendable {
     }
 
     /// An entry from the columns size, mtime_ns, inode, manifest, content_identifier,
-    /// ctime_ns starting at `firstColumn`; nil if the row does not hold together.
+    /// ctime_ns, chunk_list_unverified starting at `firstColumn`; nil if the row does
+    /// not hold together.
     private static func entry(_ row: SQLiteRow, path: String, firstColumn first: Int32) -> IndexedFile? {
         guard let blob = row.blob(at: first + 3) else { return nil }
         let stamp = FileStamp(size: row.uint64(at: first), modificationTimeNs: row.int64(at: first + 1), inode: row.uint64(at: first + 2))
         guard var entry = decode(blob, path: path, stamp: stamp) else { return nil }
         entry.contentIdentifier = row.text(at: first + 4).flatMap { $0.utf8.count <= MediaMetadataLimits.maxIdentifierBytes ? $0 : nil }
         entry.changeTimeNs = row.isNull(at: first + 5) ? nil : row.int64(at: first + 5)
+        entry.chunkListVerified = row.int64(at: first + 6) == 0
         return entry
     }
 

@@ -68,5 +68,11 @@ enum StateSchema {
             -- such a row never matches, and the file is hashed again.
             ALTER TABLE scan_cache ADD COLUMN ctime_ns INTEGER;
             """),
+        Migration(version: 3, name: "scan cache chunk list provenance", sql: """
+            -- 1 for a received file whose chunk list is the sender's word (only its file
+            -- hash was verified): such a row proves the file is in place, but when this
+            -- device sends the file on, each chunk is checked against the list.
+            ALTER TABLE scan_cache ADD COLUMN chunk_list_unverified INTEGER NOT NULL DEFAULT 0;
+            """),
     ])
 }

@@ -247,6 +247,36 @@ import Testing
         }
     }
 
+    /// A received file's bytes are proven by its file hash, its chunk list only by the
+    /// sender's word: the receiver's scan cache says so, the file still counts as in place
+    /// (a repeat push moves nothing, a rescan reads nothing), but it is never "settled", so
+    /// sending it on checks every chunk against that list.
+    @Test func receivedChunkListsAreCheckedBeforeTheyTravelOn() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let (laptop, receivers) = try await Self.household(root, receivers: 1)
+            let nas = receivers[0]
+            try EngineHarness.writeSample(at: laptop.library, padding: 10_000)
+            let assets = try await laptop.scan()
+            let first = try #require(await laptop.sync.send(assets, from: laptop.library).waitUntilCompleted().first)
+            #expect(first.assetsStored == assets.count)
+            let paths = assets.flatMap { $0.files.map(\.manifest.path) }
+            for path in paths {
+                let entry = try #require(try nas.scanCache.entry(path: path), "no scan cache row for \(path)")
+                #expect(!entry.chunkListVerified, "\(path): its chunk list was not checked on the way in")
+            }
+            let again = try #require(await laptop.sync.send(assets, from: laptop.library).waitUntilCompleted().first)
+            #expect(again.assetsStored == assets.count)
+            #expect(again.chunkBytesSent == 0)
+
+            try await TestSupport.waitForFilesToSettle()
+            let scan = try await LibraryScanner(root: nas.library, cache: nas.scanCache, chunkIndex: nas.chunkIndex).scan()
+            #expect(scan.statistics.filesHashed == 0)
+            #expect(scan.settledStatus.isEmpty, "settled: \(scan.settledStatus.keys.sorted())")
+            let expected = Set(assets.map(\.contentID))
+            #expect(Set(scan.assets.map(\.contentID)) == expected)
+        }
+    }
+
     @Test func trustedPeerCanPullWhatItLacks() async throws {
         try await TestSupport.withTemporaryDirectory { root in
             let network = InMemoryNetwork()

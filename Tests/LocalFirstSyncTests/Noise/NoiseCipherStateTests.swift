@@ -110,6 +110,34 @@ struct NoiseCipherStateTests {
     }
 }
 
+extension NoiseCipherStateTests {
+    /// Both ends of an AESGCM channel switch to a new key at message 2^20 (64 GiB of full
+    /// messages), in step, so no key carries more than AES-GCM's safe volume.
+    @Test func aesGCMRekeysEvery2To20MessagesOnBothSides() throws {
+        guard NoiseCipher.aesGCM.isAvailable else {
+            print("aesGCMRekeysEvery2To20MessagesOnBothSides skipped: this processor has no AES-NI/CLMUL")
+            return
+        }
+        let key = SecureBytes(copying: [UInt8](repeating: 7, count: 32))
+        var sender = NoiseCipherState(key: key, cipher: .aesGCM)
+        var receiver = NoiseCipherState(key: key, cipher: .aesGCM)
+        let boundary = NoiseCipherState.aesGCMRekeyInterval
+        sender.setNonceForTesting(boundary - 1)
+        receiver.setNonceForTesting(boundary - 1)
+        var sealed: [[UInt8]] = []
+        for message in [[1], [2], [3]] as [[UInt8]] {
+            sealed.append(try sender.encrypt(message))
+            #expect(try receiver.decrypt(sealed[sealed.count - 1]) == message)
+        }
+        #expect(sealed[0] == NoiseCipher.aesGCM.encrypt(key: key, counter: boundary - 1, ad: [], plaintext: [1]))
+        #expect(sealed[1] != NoiseCipher.aesGCM.encrypt(key: key, counter: boundary, ad: [], plaintext: [2]), "message 2^20 is under a new key")
+        // ChaChaPoly keeps its key.
+        var chacha = NoiseCipherState(key: key, cipher: .chaChaPoly)
+        chacha.setNonceForTesting(boundary)
+        #expect(try chacha.encrypt([2]) == NoiseCipher.chaChaPoly.encrypt(key: key, counter: boundary, ad: [], plaintext: [2]))
+    }
+}
+
 /// libsodium's AES-256-GCM called directly, with a nonce the test lays out itself:
 /// an independent path to compare `NoiseCipher.aesGCM` with.
 enum AESGCMReference {

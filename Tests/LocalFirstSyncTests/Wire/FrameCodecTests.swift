@@ -136,6 +136,18 @@ import Testing
         try decoder.finish()
     }
 
+    @Test func endOfStreamRightAfterAHeaderIsAnError() throws {
+        var decoder = FrameDecoder()
+        try decoder.append([1, 0, 0, 0, 4])
+        #expect(decoder.hasPartialFrame)
+        #expect(throws: FrameError.self) { try decoder.finish() }
+        var empty = FrameDecoder()
+        try empty.append([1, 0, 0, 0, 0])
+        #expect(try empty.nextFrame() == Frame(type: 1, payload: []))
+        #expect(!empty.hasPartialFrame)
+        try empty.finish()
+    }
+
     @Test func endOfStreamInsideAFrameIsAnError() throws {
         var decoder = FrameDecoder()
         try decoder.append([1, 0, 0, 0, 4, 1, 2])

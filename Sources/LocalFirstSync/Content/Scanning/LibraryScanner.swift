@@ -58,7 +58,9 @@ public struct LibraryScanner: Sendable {
         for entry in walked.files {
             if let hit = cached[entry.relativePath], hit.isUnchanged(entry.status) {
                 known.append(hit)
-                settled[entry.relativePath] = entry.status
+                // A received file's chunk list is the sender's word: this device checks each
+                // chunk against it when it sends the file on, instead of trusting its status.
+                if hit.chunkListVerified { settled[entry.relativePath] = entry.status }
             } else {
                 misses.append(entry)
             }

@@ -49,6 +49,12 @@ public final class IncomingFile {
     /// How many leading chunks `fileHasher` has seen.
     private var hashedChunkCount = 0
 
+    /// False once a chunk was stored on the strength of the file hash alone
+    /// (`writeReceived` on an unshared partial): the file hash `finish()` checks
+    /// proves the bytes, but the manifest's chunk *list* is then the peer's word,
+    /// not something this device verified.
+    public private(set) var everyChunkVerified = true
+
     /// Chunks this object has stored or found so far (written, copied, or
     /// re-hashed by `verifiedChunks()`); no I/O. A written chunk of an unshared
     /// partial counts before `finish()` has checked it.
@@ -208,8 +214,12 @@ public final class IncomingFile {
             throw .chunkLengthMismatch(index: index, expected: chunk.length, actual: bytes.count)
         }
         let shared = try ensureStillOurPartial()
-        if verifyingNow || shared || !isNew {
+        // A chunk written a second time must be checked: the file hash computed on the way
+        // in covered the first bytes, not these.
+        if verifyingNow || shared || !isNew || present.contains(index) {
             guard bytes.withUnsafeBytes({ Blake2b.hash($0) }) == chunk.hash else { throw .chunkHashMismatch(index: index) }
+        } else {
+            everyChunkVerified = false
         }
         try store(bytes, at: index)
     }

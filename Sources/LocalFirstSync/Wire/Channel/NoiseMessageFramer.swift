@@ -66,7 +66,12 @@ struct NoiseMessageFramer: Sendable {
                 continue
             }
             // A message straddles the end of `buffer`: gather it (and nothing more) from `next`.
-            var gathered = Array(buffer[readIndex...])
+            // Taken out of `buffer` (so appending does not copy it) and trimmed only once: a
+            // message trickling in over many receives is appended to, never copied again.
+            var gathered = buffer
+            buffer = []
+            if readIndex > 0 { gathered.removeSubrange(0..<readIndex) }
+            readIndex = 0
             var taken = 0
             if gathered.count < 2 {
                 taken = min(2 - gathered.count, next.count)
@@ -74,6 +79,7 @@ struct NoiseMessageFramer: Sendable {
             }
             if gathered.count >= 2 {
                 let total = 2 + (Int(gathered[0]) << 8 | Int(gathered[1]))
+                gathered.reserveCapacity(total)
                 let more = min(total - gathered.count, next.count - taken)
                 gathered.append(contentsOf: next[taken..<taken + more])
                 taken += more

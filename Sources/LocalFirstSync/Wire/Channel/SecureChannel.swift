@@ -291,7 +291,7 @@ actor SecureChannelReader {
             let bytes: [UInt8]?
             do { bytes = try await connection.receive() } catch { throw .transport(error) }
             guard let bytes else {
-                if framer.hasPartialMessage || frames.bufferedByteCount > 0 { throw .truncated }
+                if framer.hasPartialMessage || frames.hasPartialFrame { throw .truncated }
                 return nil
             }
             bytesRead += UInt64(bytes.count)

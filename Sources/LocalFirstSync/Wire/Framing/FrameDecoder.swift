@@ -31,8 +31,12 @@ public struct FrameDecoder: Sendable {
     private var failure: FrameError?
 
     /// Bytes received but not yet returned as frames (headers already parsed
-    /// excepted): non-zero at the end of the stream means it was cut short.
+    /// excepted).
     public private(set) var bufferedByteCount = 0
+
+    /// True when a frame has begun (even just its header) and is not yet
+    /// returned: the end of the stream now means it was cut short.
+    public var hasPartialFrame: Bool { bufferedByteCount > 0 || pending != nil || !header.isEmpty }
 
     private struct PendingFrame: Sendable {
         var type: UInt8
@@ -123,7 +127,7 @@ public struct FrameDecoder: Sendable {
     /// Call when the peer closed the stream: throws if it stopped mid-frame.
     public mutating func finish() throws(FrameError) {
         if let failure { throw failure }
-        guard bufferedByteCount == 0 else {
+        guard !hasPartialFrame else {
             let error = FrameError.truncatedStream(bufferedBytes: bufferedByteCount)
             failure = error
             throw error

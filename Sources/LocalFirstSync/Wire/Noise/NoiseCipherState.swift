@@ -21,6 +21,7 @@ public struct NoiseCipherState: Sendable {
     /// wrapping a nonce: 2^64-1 is reserved by the spec (it is `Rekey`'s nonce).
     public mutating func encrypt(_ plaintext: [UInt8], ad: [UInt8] = []) throws(NoiseError) -> [UInt8] {
         try checkUsable(messageSize: plaintext.count + Noise.tagLength)
+        rekeyIfDue()
         let ciphertext = cipher.encrypt(key: key, counter: nonce, ad: ad, plaintext: plaintext)
         nonce += 1
         return ciphertext
@@ -30,6 +31,7 @@ public struct NoiseCipherState: Sendable {
     /// memory: writes `plaintext.count + Noise.tagLength` bytes at `output`.
     mutating func encrypt(_ plaintext: UnsafeRawBufferPointer, into output: UnsafeMutableRawPointer) throws(NoiseError) {
         try checkUsable(messageSize: plaintext.count + Noise.tagLength)
+        rekeyIfDue()
         cipher.encrypt(key: key, counter: nonce, plaintext: plaintext, into: output)
         nonce += 1
     }
@@ -37,6 +39,7 @@ public struct NoiseCipherState: Sendable {
     /// `DecryptWithAd` with empty associated data, reading the ciphertext in place.
     mutating func decrypt(_ ciphertext: UnsafeRawBufferPointer) throws(NoiseError) -> [UInt8] {
         try checkUsable(messageSize: ciphertext.count)
+        rekeyIfDue()
         let plaintext = try cipher.decrypt(key: key, counter: nonce, ciphertext: ciphertext)
         nonce += 1
         return plaintext
@@ -46,6 +49,7 @@ public struct NoiseCipherState: Sendable {
     /// caller-owned memory: writes `ciphertext.count - Noise.tagLength` bytes at `output`.
     mutating func decrypt(_ ciphertext: UnsafeRawBufferPointer, into output: UnsafeMutableRawPointer) throws(NoiseError) {
         try checkUsable(messageSize: ciphertext.count)
+        rekeyIfDue()
         try cipher.decrypt(key: key, counter: nonce, ciphertext: ciphertext, into: output)
         nonce += 1
     }
@@ -54,9 +58,27 @@ public struct NoiseCipherState: Sendable {
     /// should be torn down anyway: Noise gives no way to resynchronise.
     public mutating func decrypt(_ ciphertext: [UInt8], ad: [UInt8] = []) throws(NoiseError) -> [UInt8] {
         try checkUsable(messageSize: ciphertext.count)
+        rekeyIfDue()
         let plaintext = try cipher.decrypt(key: key, counter: nonce, ad: ad, ciphertext: ciphertext)
         nonce += 1
         return plaintext
+    }
+
+    /// AES-256-GCM messages per key before both sides `rekey()`: at most 64 GiB of
+    /// 65535-byte messages under one key, well inside AES-GCM's safe volume (a few
+    /// hundred GB per key); a long sync would pass that. Both ends count the same
+    /// messages, so they switch keys at the same one (PROTOCOL.md, "Cipher choice").
+    /// ChaChaPoly has no such limit and never rekeys.
+    static let aesGCMRekeyInterval: UInt64 = 1 << 20
+
+    /// The nonce at which the last periodic rekey happened: a message that failed and is
+    /// retried at the same nonce must not rekey twice.
+    private var rekeyedAtNonce: UInt64 = 0
+
+    private mutating func rekeyIfDue() {
+        guard cipher == .aesGCM, nonce > 0, nonce % Self.aesGCMRekeyInterval == 0, nonce != rekeyedAtNonce else { return }
+        rekey()
+        rekeyedAtNonce = nonce
     }
 
     /// A Noise message is at most 65535 bytes, and the nonce must not run out.
