@@ -122,6 +122,12 @@ public final class IncomingFile {
         // Equal size is the norm; a longer partial can only come from a manifest
         // that lied about this content's size, so cut it back too.
         if status.size != manifest.size {
+            // Only while the name still leads to this inode: once another transfer's `finish()`
+            // has taken the partial, resizing it would change a file that was already verified.
+            let current = try ReceiveError.system { () throws(SystemError) in try staging.directory.statusOfEntry(named: name, display) }
+            guard let current, current.device == status.device, current.inode == status.inode else {
+                throw .partialTaken(fileHash: manifest.fileHash)
+            }
             while ftruncate(file.rawValue, off_t(manifest.size)) != 0 {
                 guard errno == EINTR else { throw .system(SystemError.current("ftruncate", path: display)) }
             }
