@@ -39,14 +39,9 @@ public struct ByteReader: Sendable {
 
     /// Reads `count` bytes; the caller has already checked `count` against its own cap.
     public mutating func readBytes(_ count: Int) throws(ByteReaderError) -> [UInt8] {
-        guard count >= 0, remaining >= count else {
-            throw .truncated(needed: count, available: remaining)
-        }
-        defer { offset += count }
-        return Array(bytes[offset..<offset + count])
+        Array(try readSlice(count))
     }
 
-    /// Reads a 32-bit big-endian length, rejects it above `limit`, then the bytes.
     /// Reads `count` bytes as a slice sharing the reader's storage: no copy, for
     /// bulk data (a chunk) that would otherwise be copied out of its frame.
     public mutating func readSlice(_ count: Int) throws(ByteReaderError) -> ArraySlice<UInt8> {
@@ -64,10 +59,9 @@ public struct ByteReader: Sendable {
         return try readSlice(length)
     }
 
+    /// Reads a 32-bit big-endian length, rejects it above `limit`, then the bytes.
     public mutating func readLengthPrefixed(limit: Int) throws(ByteReaderError) -> [UInt8] {
-        let length = Int(try readUInt32())
-        guard length <= limit else { throw .lengthOverLimit(length: length, limit: limit) }
-        return try readBytes(length)
+        Array(try readLengthPrefixedSlice(limit: limit))
     }
 
     /// A UTF-8 string with a 16-bit length prefix.

@@ -24,14 +24,13 @@ public enum NoiseCipher: UInt8, Sendable, CaseIterable, CustomStringConvertible 
     public var description: String { name }
 
     /// libsodium's AES-256-GCM exists only for processors with AES-NI and CLMUL.
-    public var isAvailable: Bool {
-        switch self {
-        case .chaChaPoly: return true
-        case .aesGCM:
-            _ = Sodium.ready
-            return crypto_aead_aes256gcm_is_available() == 1
-        }
-    }
+    public var isAvailable: Bool { self == .chaChaPoly || Self.processorHasAES }
+
+    /// Asked once: every sealed and opened message checks it.
+    private static let processorHasAES: Bool = {
+        _ = Sodium.ready
+        return crypto_aead_aes256gcm_is_available() == 1
+    }()
 
     /// What this machine can use, fastest first.
     public static var usable: [NoiseCipher] { [.aesGCM, .chaChaPoly].filter(\.isAvailable) }
