@@ -198,6 +198,12 @@ import Testing
             let peer = try await stranger.sync.connect(to: home.address, expecting: home.identity.deviceID)
             await answering.value
             #expect(peer.deviceID == home.identity.deviceID)
+            // Home sends its decision, then registers the session: the stranger can hear "yes"
+            // a moment before home lists it. Give it that moment (bounded), then require it.
+            let deadline = ContinuousClock.now + .seconds(5)
+            while await home.sync.connectedPeers.isEmpty, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
             #expect(await home.sync.connectedPeers.map(\.deviceID) == [stranger.identity.deviceID])
         }
     }
