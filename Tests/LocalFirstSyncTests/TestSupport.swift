@@ -12,9 +12,6 @@ enum TestSupport {
 
     static let vectorsDirectory = packageRoot.appendingPathComponent("Tests/LocalFirstSyncTests/Vectors")
 
-    /// `../shared/` beside the checkout, as CI lays it out.
-    static let sharedDirectory = packageRoot.deletingLastPathComponent().appendingPathComponent("shared")
-
     /// A fresh empty directory, removed when `body` returns.
     static func withTemporaryDirectory<T>(_ body: (URL) async throws -> T) async rethrows -> T {
         let url = FileManager.default.temporaryDirectory

@@ -29,10 +29,8 @@ struct NoiseTestVectors: Decodable {
 
     static let fileName = "noise-25519-chachapoly-blake2b.json"
 
-    /// `../shared/test-vectors/` beside the package root.
-    static let fileURL = TestSupport.sharedDirectory
-        .appendingPathComponent("test-vectors")
-        .appendingPathComponent(fileName)
+    /// A copy kept in the repository (see `Vectors/README.md` for its origin).
+    static let fileURL = TestSupport.vectorsDirectory.appendingPathComponent(fileName)
 
     /// Throws (failing the calling test) when the file is absent: a missing
     /// vectors file must never look like a pass.
