@@ -19,6 +19,7 @@ struct Bench {
             print("       lfsync-bench corpus DIR [--size-mib N] [--seed N]")
             print("       lfsync-bench small-files DIR [--count N]")
             print("       lfsync-bench sample-library DIR [--padding BYTES] [--seed N]")
+            print("       lfsync-bench real-library DIR [--files N] [--seed N] [--max-bytes N]")
             exit(64)
         }
         arguments.removeFirst()
@@ -75,6 +76,19 @@ struct Bench {
                 at: URL(fileURLWithPath: directory, isDirectory: true),
                 options: .init(photoPadding: Int(options["padding"] ?? "") ?? 1_500_000, seed: UInt64(options["seed"] ?? "") ?? 2026))
             print("wrote \(written.count) files to \(directory)")
+        case "real-library":
+            guard let directory = positional else {
+                print("real-library needs a directory")
+                exit(64)
+            }
+            let defaults = RealisticLibrary.Options()
+            let summary = try RealisticLibrary.write(
+                at: URL(fileURLWithPath: directory, isDirectory: true),
+                options: .init(fileCount: Int(options["files"] ?? "") ?? defaults.fileCount,
+                               seed: UInt64(options["seed"] ?? "") ?? defaults.seed,
+                               maxFileBytes: Int(options["max-bytes"] ?? "") ?? defaults.maxFileBytes))
+            print("\(summary.files) files, \(summary.bytes) bytes, \(summary.duplicatePaths) duplicate paths, "
+                  + "\(summary.emptyFiles) empty files in \(directory)")
         default:
             print("unknown benchmark '\(mode)'")
             exit(64)

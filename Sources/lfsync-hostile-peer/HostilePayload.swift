@@ -9,7 +9,7 @@ enum HostilePayload {
     }
 
     static func asset(path: String, bytes: [UInt8]) -> Asset {
-        Asset(files: [.init(role: .primary, manifest: FileManifest(path: path, contents: bytes))])
+        Asset(files: [.init(role: .primary, manifest: FileManifest(path: RelativePath(path), contents: bytes))])
     }
 
     /// A well-formed manifest for a file nobody has: `chunkCount` chunks of `chunkLength` bytes.
@@ -22,16 +22,31 @@ enum HostilePayload {
         }
         let fileHash = Blake2b.hash(randomBytes(32))
         return Asset(files: [.init(role: .primary, manifest: FileManifest(
-            path: path, size: UInt64(chunkCount) * UInt64(chunkLength), modificationTimeNs: 0, fileHash: fileHash, chunks: chunks))])
+            path: RelativePath(path), size: UInt64(chunkCount) * UInt64(chunkLength), modificationTimeNs: 0, fileHash: fileHash, chunks: chunks))])
     }
 
-    /// An Offer frame written field by field, without the encoder's name checks.
+    /// An Offer frame written field by field (PROTOCOL.md, "Offer"), without the
+    /// encoder's name checks: a push of this one offer, each asset at one placement.
     static func offerFrame(offerID: UInt64, assets: [Asset]) -> Frame {
         var writer = ByteWriter(capacity: 1024)
         writer.write(offerID)
+        writePushHeader(offerID: offerID, into: &writer)
         writer.write(UInt32(assets.count))
-        for asset in assets { asset.encode(into: &writer) }
+        for asset in assets { write(asset, into: &writer) }
         return Frame(type: WireMessageType.offer.rawValue, payload: writer.bytes)
+    }
+
+    /// The push header of a push made of one offer: push ID = offer ID, last, counts.
+    static func writePushHeader(offerID: UInt64, into writer: inout ByteWriter) {
+        writer.write(offerID)
+        writer.write(UInt8(1))
+        writer.write(UInt64(1))
+        writer.write(UInt64(0))
+    }
+
+    /// One asset with one placement, encoded without any check of its names.
+    static func write(_ asset: Asset, into writer: inout ByteWriter) {
+        PlacedAsset(placements: [asset])?.encode(into: &writer)
     }
 
     /// One zstd frame of 256 MiB of zeros: a few KiB on the wire.
@@ -45,8 +60,9 @@ enum HostilePayload {
     static func lyingAssetCountFrame(offerID: UInt64, count: UInt32) -> Frame {
         var writer = ByteWriter(capacity: 256)
         writer.write(offerID)
+        writePushHeader(offerID: offerID, into: &writer)
         writer.write(count)
-        asset(path: "lie.txt", bytes: [1, 2, 3]).encode(into: &writer)
+        write(asset(path: "lie.txt", bytes: [1, 2, 3]), into: &writer)
         return Frame(type: WireMessageType.offer.rawValue, payload: writer.bytes)
     }
 
@@ -54,13 +70,11 @@ enum HostilePayload {
     static func lyingChunkCountFrame(offerID: UInt64, count: UInt32) -> Frame {
         var writer = ByteWriter(capacity: 256)
         writer.write(offerID)
+        writePushHeader(offerID: offerID, into: &writer)
         writer.write(UInt32(1))            // assets
         writer.write(UInt16(1))            // files in the asset
         writer.write(FileRole.primary.rawValue)
-        writer.write(UInt8(1))             // manifest encoding version
-        writer.writeString("lie.bin")
         writer.write(UInt64(count) << 16)  // size: count chunks of 64 KiB
-        writer.write(Int64(0))             // modification time
         writer.write(Blake2b.hash(randomBytes(32)))  // file hash
         writer.write(count)                // chunk count: the lie
         writer.write(UInt32(1 << 16))

@@ -11,15 +11,39 @@ public struct Asset: Hashable, Sendable, Identifiable {
         }
     }
 
-    /// Ordered: primary, raw, Live Photo video, sidecars; ties by path.
+    /// In canonical order: ascending role byte (primary, Live Photo video,
+    /// raw, sidecars), then file hash, then path bytes. The order depends on
+    /// content first, so every placement of the same content lists its files
+    /// alike: a file's position (its `fileIndex` on the wire) names the same
+    /// bytes whichever copy of the asset is meant. The path breaks ties only
+    /// between identical files, where the choice cannot matter.
     public let files: [File]
     public let contentID: ContentID
 
     public var id: ContentID { contentID }
 
     public init(files: [File]) {
-        self.files = files.sorted { ($0.role.sortRank, $0.manifest.path) < ($1.role.sortRank, $1.manifest.path) }
+        self.files = files.sorted(by: Self.canonicalOrder)
         contentID = ContentID(files: files.map { ($0.role, $0.manifest.fileHash) })
+    }
+
+    /// For a decoder that has checked the order and computed the content ID
+    /// once for many placements of one content.
+    init(canonicallyOrdered files: [File], contentID: ContentID) {
+        self.files = files
+        self.contentID = contentID
+    }
+
+    /// The canonical file order (see `files`).
+    static func canonicalOrder(_ lhs: File, _ rhs: File) -> Bool {
+        if lhs.role != rhs.role { return lhs.role.rawValue < rhs.role.rawValue }
+        if lhs.manifest.fileHash != rhs.manifest.fileHash { return lhs.manifest.fileHash < rhs.manifest.fileHash }
+        return lhs.manifest.path < rhs.manifest.path
+    }
+
+    /// The path of the primary file: what names the asset to people.
+    public var primaryPath: RelativePath {
+        (files.first { $0.role == .primary } ?? files[0]).manifest.path
     }
 
     public var totalSize: UInt64 { files.reduce(0) { $0 + $1.manifest.size } }
@@ -29,34 +53,13 @@ public struct Asset: Hashable, Sendable, Identifiable {
         if roles.contains(.livePhotoVideo) { return .livePhoto }
         if roles.contains(.raw) { return roles.contains(.primary) ? .rawPlusJPEG : .raw }
         guard let primary = files.first(where: { $0.role == .primary }) else { return .other }
-        return AssetKind(forPrimaryPath: primary.manifest.path)
+        return AssetKind(forPrimaryPath: primary.manifest.path.string)
     }
 }
 
 extension Asset {
     public enum Limits {
         public static let maxFilesPerAsset = 64
-    }
-
-    /// Canonical binary form (PROTOCOL.md, "Asset"): u16 file count, then per file u8 role + manifest.
-    public func encode(into writer: inout ByteWriter) {
-        writer.write(UInt16(files.count))
-        for file in files {
-            writer.write(file.role.rawValue)
-            file.manifest.encode(into: &writer)
-        }
-    }
-
-    public init(from reader: inout ByteReader) throws(ByteReaderError) {
-        let count = Int(try reader.readUInt16())
-        guard count > 0, count <= Limits.maxFilesPerAsset else { throw .countOverLimit(count: count, limit: Limits.maxFilesPerAsset) }
-        var files = [File]()
-        for _ in 0..<count {
-            let rawRole = try reader.readUInt8()
-            guard let role = FileRole(rawValue: rawRole) else { throw .invalidValue("file role \(rawRole)") }
-            files.append(File(role: role, manifest: try FileManifest(from: &reader)))
-        }
-        self.init(files: files)
     }
 }
 

@@ -1,9 +1,9 @@
 /// Everything a peer needs to know about one file to decide which of its bytes
 /// it lacks: where it goes, how big it is, and how it is cut.
 public struct FileManifest: Hashable, Sendable, Codable {
-    /// Library-relative, `/`-separated. Validated on decode, never trusted for writes
-    /// without the receiver's own path checks.
-    public var path: String
+    /// Library-relative, `/`-separated, compared by bytes. Never trusted for
+    /// writes without the receiver's own path checks.
+    public var path: RelativePath
     public var size: UInt64
     /// Modification time in nanoseconds since 1970, preserved on the receiving side.
     public var modificationTimeNs: Int64
@@ -11,7 +11,7 @@ public struct FileManifest: Hashable, Sendable, Codable {
     public var fileHash: Hash256
     public var chunks: [ChunkRef]
 
-    public init(path: String, size: UInt64, modificationTimeNs: Int64, fileHash: Hash256, chunks: [ChunkRef]) {
+    public init(path: RelativePath, size: UInt64, modificationTimeNs: Int64, fileHash: Hash256, chunks: [ChunkRef]) {
         self.path = path
         self.size = size
         self.modificationTimeNs = modificationTimeNs
@@ -21,7 +21,7 @@ public struct FileManifest: Hashable, Sendable, Codable {
 
     /// The manifest of bytes held in memory, cut by the real chunker: for
     /// content that never was a file (tests, generated offers).
-    public init(path: String, contents: [UInt8], modificationTimeNs: Int64 = 0, configuration: ChunkerConfiguration = .default) {
+    public init(path: RelativePath, contents: [UInt8], modificationTimeNs: Int64 = 0, configuration: ChunkerConfiguration = .default) {
         var hasher = ChunkingHasher(configuration: configuration)
         contents.withUnsafeBytes { hasher.update($0) }
         let (fileHash, chunks) = hasher.finish()
@@ -42,7 +42,7 @@ extension FileManifest {
     /// Canonical binary form (PROTOCOL.md, "File manifest").
     public func encode(into writer: inout ByteWriter) {
         writer.write(Self.encodingVersion)
-        writer.writeString(path)
+        writer.writeString(path.string)
         writer.write(size)
         writer.write(modificationTimeNs)
         writer.write(fileHash)
@@ -54,7 +54,7 @@ extension FileManifest {
     }
 
     public func encoded() -> [UInt8] {
-        var writer = ByteWriter(capacity: 64 + path.utf8.count + chunks.count * 36)
+        var writer = ByteWriter(capacity: 64 + path.utf8Count + chunks.count * 36)
         encode(into: &writer)
         return writer.bytes
     }
@@ -64,10 +64,16 @@ extension FileManifest {
     public init(from reader: inout ByteReader) throws(ByteReaderError) {
         let version = try reader.readUInt8()
         guard version == Self.encodingVersion else { throw .invalidValue("file manifest version \(version)") }
-        path = try reader.readString(limit: Limits.maxPathBytes)
+        path = RelativePath(try reader.readString(limit: Limits.maxPathBytes))
         size = try reader.readUInt64()
         modificationTimeNs = try reader.readInt64()
         fileHash = try reader.readHash()
+        chunks = try Self.readChunkList(from: &reader, size: size)
+    }
+
+    /// `u32` count, then per chunk `u32` length and hash; the lengths must be
+    /// 1 … 16 MiB each and add up to `size`.
+    static func readChunkList(from reader: inout ByteReader, size: UInt64) throws(ByteReaderError) -> [ChunkRef] {
         let count = try reader.readCount(limit: Limits.maxChunkCount)
         // Each chunk needs 36 bytes, so a lying count cannot make us reserve more than the input backs.
         guard count * 36 <= reader.remaining else { throw .truncated(needed: count * 36, available: reader.remaining) }
@@ -83,7 +89,7 @@ extension FileManifest {
             chunks.append(ChunkRef(length: length, hash: try reader.readHash()))
         }
         guard total == size else { throw .invalidValue("chunk lengths add up to \(total), file size is \(size)") }
-        self.chunks = chunks
+        return chunks
     }
 
     public init(encoded bytes: [UInt8]) throws(ByteReaderError) {

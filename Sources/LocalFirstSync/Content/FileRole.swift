@@ -19,13 +19,4 @@ public enum FileRole: UInt8, Sendable, Hashable, CaseIterable, Codable, CustomSt
         }
     }
 
-    /// Listing order inside an asset: the thing itself first, attachments after.
-    var sortRank: Int {
-        switch self {
-        case .primary: 0
-        case .raw: 1
-        case .livePhotoVideo: 2
-        case .sidecar: 3
-        }
-    }
 }

@@ -1,33 +1,35 @@
 import Dispatch
 
-/// Finishes and installs a receiving session's completed assets, one at a
-/// time, on a thread of its own.
+/// Finishes (verifies) received contents and installs assets for one
+/// receiving session, one job at a time, on a thread of its own.
 ///
-/// Finishing blocks: each file is fsynced before it is renamed into place,
-/// and the fsync waits for the disk. Done on the session's actor, that wait
-/// stopped the whole connection at every file boundary — no chunk was taken
-/// from the socket until the disk caught up. Here the session hands the asset
-/// over and goes on receiving; the outcome comes back to it as an `await`.
-/// The blocking runs on a Dispatch queue, never on the cooperative pool that
-/// the session and its read-ahead share.
+/// Both block on the disk: verifying may read a file back, installing fsyncs
+/// each file before renaming it into place. Done on the session's actor, those
+/// waits stopped the whole connection at every file boundary — no chunk was
+/// taken from the socket until the disk caught up. Here the session hands the
+/// work over and goes on receiving; the outcome comes back to it as an
+/// `await`. The blocking runs on a Dispatch queue, never on the cooperative
+/// pool that the session and its read-ahead share. Jobs run in the order they
+/// were queued: an install that copies a staged content always runs before
+/// the one that takes it.
 final class AssetInstallQueue: Sendable {
     private let queue = DispatchQueue(label: "lfsync.asset-install")
 
-    func install(_ asset: FinishingAsset, with importer: LibraryImporter) async -> Result<[InstalledFile], ReceiveError> {
+    func finish(_ file: HandedOver<IncomingFile>) async -> Result<StagedFile, ReceiveError> {
+        await withCheckedContinuation { continuation in
+            queue.async {
+                continuation.resume(returning: Result { () throws(ReceiveError) in try file.value.finish() })
+            }
+        }
+    }
+
+    func install(_ order: IncomingOffers.InstallOrder, staged: [Hash256: StagedFile], with importer: LibraryImporter) async -> Result<[InstalledFile], ReceiveError> {
         await withCheckedContinuation { continuation in
             queue.async {
                 continuation.resume(returning: Result { () throws(ReceiveError) in
-                    try importer.install(asset.asset, files: asset.files)
+                    try importer.install(order, staged: staged)
                 })
             }
         }
     }
-}
-
-/// A completed asset on its way to installation. `IncomingFile` is not
-/// thread-safe: the session hands these files over and never touches them
-/// again, so they cross to the install thread unshared.
-struct FinishingAsset: @unchecked Sendable {
-    let asset: Asset
-    let files: [IncomingFile?]
 }

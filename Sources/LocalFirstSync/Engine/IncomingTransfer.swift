@@ -4,8 +4,12 @@ import Synchronization
 public struct IncomingTransfer: Sendable {
     public let from: Peer
     public let offerID: UInt64
+    /// The assets of the push's first offer, one per placement: a preview. A
+    /// large push streams the rest once accepted; the totals cover all of it.
     public let items: [Asset]
-    /// Bytes of all files offered (what would move if we had none of it).
+    /// Files in the whole push (every placement), as the sender counted them.
+    public let fileCount: UInt64
+    /// Bytes of all those files (what would move if we had none of it).
     public let totalByteCount: UInt64
     /// True when the trust policy accepted it without asking.
     public let acceptedAutomatically: Bool

@@ -2,8 +2,8 @@ import Foundation
 
 /// Places received assets into a library folder — the Linux counterpart of
 /// "save to photo library". Files land at their library-relative paths, an
-/// asset's files (Live Photo pairs, sidecars) together, never overwriting
-/// anything (DESIGN.md §6).
+/// asset's files (Live Photo pairs, sidecars) together, every placement of
+/// its content at once, never overwriting anything (DESIGN.md §6).
 ///
 /// Before asking a peer for a chunk it looks for it locally: in staging
 /// (an interrupted earlier transfer) and, through the chunk index, anywhere
@@ -30,39 +30,63 @@ public final class LibraryImporter: Sendable {
 
     public var rootPath: String { directory.rootPath }
 
-    /// Opens staging for every file of `assets` and works out which chunks must come from the peer.
-    func plan(_ assets: [Asset]) throws(ReceiveError) -> ReceivePlan {
-        var plan = ReceivePlan()
-        var neededBytes: UInt64 = 0
+    /// What an accepted offer needs: which placement files are already in
+    /// place, and for each content not `known` (already on its way in), its
+    /// `IncomingFile` and the chunks that must come from the peer.
+    struct PreparedOffer {
+        var plan = IncomingOffers.Plan()
+        var files: [Hash256: IncomingFile] = [:]
+    }
+
+    /// Plans an offer in three steps, so that a plan that cannot go ahead
+    /// leaves nothing behind:
+    /// 1. look: which placement files are in place, which chunks partials left
+    ///    by earlier transfers already hold (nothing is created);
+    /// 2. the space check, over every copy the offer would add;
+    /// 3. copy the chunks found elsewhere in the library into new partials —
+    ///    removed again if this step fails.
+    func prepare(_ assets: [PlacedAsset], known: Set<Hash256>) throws(ReceiveError) -> PreparedOffer {
+        var prepared = PreparedOffer()
+        var newContents: [(hash: Hash256, manifest: FileManifest)] = []
+        var seen = Set<Hash256>()
+        var bytesToAdd: UInt64 = 0
         for asset in assets {
-            var files: [IncomingFile?] = []
-            var missing: [Int: Set<Int>] = [:]
-            for (fileIndex, file) in asset.files.enumerated() {
-                // The common repeat-push case: the very file is already in place. No staging, no copy.
-                if isInPlace(file.manifest) {
-                    files.append(nil)
-                    missing[fileIndex] = []
-                    continue
+            var rows: [[Bool]] = []
+            for placement in asset.placements {
+                var row: [Bool] = []
+                for file in placement.files {
+                    let here = isInPlace(file.manifest)
+                    row.append(here)
+                    guard !here else { continue }
+                    bytesToAdd += file.manifest.size
+                    let hash = file.manifest.fileHash
+                    if !known.contains(hash), seen.insert(hash).inserted { newContents.append((hash, file.manifest)) }
                 }
-                let incoming = try IncomingFile.open(in: staging, manifest: file.manifest)
-                let present = try incoming.verifiedChunks()
-                var stillMissing = Set<Int>()
-                var offset: UInt64 = 0
-                for (chunkIndex, chunk) in file.manifest.chunks.enumerated() {
-                    defer { offset += UInt64(chunk.length) }
-                    if present.contains(chunkIndex) { continue }
-                    if try copyLocally(chunk, index: chunkIndex, into: incoming) { continue }
-                    stillMissing.insert(chunkIndex)
-                    neededBytes += UInt64(chunk.length)
-                }
-                files.append(incoming)
-                missing[fileIndex] = stillMissing
+                rows.append(row)
             }
-            plan.assets.append(.init(asset: asset, files: files, missing: missing))
+            prepared.plan.inPlace[asset.contentID] = rows
         }
-        try directory.ensureSpace(for: neededBytes)
-        plan.neededBytes = neededBytes
-        return plan
+        for (hash, manifest) in newContents {
+            let file = try IncomingFile.prepare(in: staging, manifest: manifest)
+            prepared.files[hash] = file
+            let present = file.presentChunks.indices.reduce(UInt64(0)) { $0 + UInt64(manifest.chunks[$1].length) }
+            bytesToAdd -= min(bytesToAdd, present)
+        }
+        try directory.ensureSpace(for: bytesToAdd)
+        do {
+            for (hash, manifest) in newContents {
+                guard let file = prepared.files[hash] else { continue }
+                var missing = ChunkBitmap(chunkCount: manifest.chunks.count)
+                for (index, chunk) in manifest.chunks.enumerated() where !file.presentChunks.contains(index) {
+                    if try !copyLocally(chunk, index: index, into: file) { missing.insert(index) }
+                }
+                prepared.plan.missing[hash] = missing
+            }
+        } catch {
+            for file in prepared.files.values { file.discardIfCreated() }
+            throw error
+        }
+        return prepared
     }
 
     /// True when the library already holds exactly this file at its path: the scan
@@ -73,7 +97,7 @@ public final class LibraryImporter: Sendable {
         guard let scanCache, let path = try? LibraryPath.validate(manifest.path),
               let status = try? FileStatus.of(path: directory.rootPath + "/" + path.string),
               status.kind == .regular, status.size == manifest.size,
-              let entry = try? scanCache.entry(path: path.string)
+              let entry = try? scanCache.entry(path: path.relativePath)
         else { return false }
         return entry.manifest.fileHash == manifest.fileHash && entry.isUnchanged(status)
     }
@@ -86,65 +110,88 @@ public final class LibraryImporter: Sendable {
         return false
     }
 
-    /// Verifies every file of `asset` and lands them together.
-    func install(_ asset: Asset, files: [IncomingFile?]) throws(ReceiveError) -> [InstalledFile] {
-        var staged: [(StagedFile, LibraryPath)] = []
-        var results: [InstalledFile?] = []
-        for (file, incoming) in zip(asset.files, files) {
-            let path = try Self.validated(file.manifest.path)
-            if let incoming {
-                staged.append((try incoming.finish(), path))
-                results.append(nil)
-            } else {
-                results.append(.alreadyPresent(path))
+    /// Lands every placement of an asset in one step (all or nothing, see
+    /// `LibraryInstaller`): a copy of a staged content for each file that
+    /// shares it with others, the staged file itself for the last one, each
+    /// with its placement's modification time and fsynced first.
+    /// - Parameter staged: the staged contents the order names.
+    /// - Returns: per placement, per file, what happened — in the order's order.
+    func install(_ order: IncomingOffers.InstallOrder, staged: [Hash256: StagedFile]) throws(ReceiveError) -> [InstalledFile] {
+        let placements = order.asset.placements
+        var slots: [[InstalledFile?]] = placements.map { [InstalledFile?](repeating: nil, count: $0.files.count) }
+        var toPlace: [(StagedFile, LibraryPath)] = []
+        var positions: [(placement: Int, file: Int)] = []
+        var made: [StagedFile] = []
+        var taken: [(placement: Int, file: Int, staged: StagedFile)] = []
+        do throws(ReceiveError) {
+            // Copies first: the staged file must still be there for them.
+            for (p, placement) in placements.enumerated() {
+                for (f, file) in placement.files.enumerated() {
+                    let path = try Self.validated(file.manifest.path)
+                    switch order.sources[p][f] {
+                    case .inPlace:
+                        slots[p][f] = .alreadyPresent(path)
+                    case let .copy(hash):
+                        guard let source = staged[hash] else { throw ReceiveError.stagedFileMissing(fileHash: hash) }
+                        let copy = try source.duplicate()
+                        made.append(copy)
+                        try copy.prepareForInstall(modificationTimeNs: file.manifest.modificationTimeNs)
+                        toPlace.append((copy, path))
+                        positions.append((p, f))
+                    case let .take(hash):
+                        guard let source = staged[hash] else { throw ReceiveError.stagedFileMissing(fileHash: hash) }
+                        taken.append((p, f, source))
+                    }
+                }
             }
+            for (p, f, source) in taken {
+                let file = placements[p].files[f]
+                try source.prepareForInstall(modificationTimeNs: file.manifest.modificationTimeNs)
+                toPlace.append((source, try Self.validated(file.manifest.path)))
+                positions.append((p, f))
+            }
+            let installed = try installer.install(toPlace)
+            for (position, result) in zip(positions, installed) { slots[position.placement][position.file] = result }
+        } catch {
+            // The installer moved back what it had placed; the staged copies, and the content
+            // this asset took, are no use to anyone now.
+            for copy in made { try? copy.discard() }
+            for (_, _, source) in taken { try? source.discard() }
+            throw error
         }
-        var installed = try installer.install(staged).makeIterator()
-        let all = results.compactMap { $0 ?? installed.next() }
-        recordInIndex(asset, all, chunkListsVerified: files.map { $0?.everyChunkVerified })
-        return all
+        let results = slots.flatMap { $0.compactMap { $0 } }
+        recordInIndex(order, slots: slots, staged: toPlace.map(\.0), positions: positions)
+        return results
     }
 
     /// Newly landed files become local chunk sources for the next transfer (a rename, a resend).
     /// A file whose chunk list is only the peer's word is recorded all the same: the chunk
     /// index is a hint re-verified on every use, and the scan cache row proves (by file hash)
     /// that the file is in place — but it is marked, so that sending it on checks each chunk.
-    /// - Parameter chunkListsVerified: per file; nil for a file that was already in place,
-    ///   whose rows are already right (the offer's chunk list must not overwrite them).
-    private func recordInIndex(_ asset: Asset, _ installed: [InstalledFile], chunkListsVerified: [Bool?]) {
+    /// Files that were already in place keep their rows (the offer's chunk list must not overwrite them).
+    private func recordInIndex(_ order: IncomingOffers.InstallOrder, slots: [[InstalledFile?]], staged: [StagedFile],
+                               positions: [(placement: Int, file: Int)]) {
         guard chunkIndex != nil || scanCache != nil else { return }
         var records: [IndexedFile] = []
-        for ((file, result), verified) in zip(zip(asset.files, installed), chunkListsVerified) {
-            guard let chunkListVerified = verified else { continue }
-            let path = result.storedPath.string
-            guard let status = try? FileStatus.of(path: directory.rootPath + "/" + path), status.kind == .regular else { continue }
-            var manifest = file.manifest
-            manifest.path = path
+        for (stagedFile, position) in zip(staged, positions) {
+            guard let result = slots[position.placement][position.file] else { continue }
+            if case .alreadyPresent = result { continue }
+            let path = result.storedPath
+            let absolute = directory.rootPath + "/" + path.string
+            guard let status = try? FileStatus.of(path: absolute), status.kind == .regular else { continue }
+            var manifest = order.asset.placements[position.placement].files[position.file].manifest
+            manifest.path = path.relativePath
             manifest.modificationTimeNs = status.modificationTimeNs
-            let identifier = AppleContentIdentifierReader.contentIdentifier(ofFileAt: URL(fileURLWithPath: directory.rootPath + "/" + path))
-            // The bytes were verified against the file hash just before we renamed them in.
+            let identifier = AppleContentIdentifierReader.contentIdentifier(ofFileAtPath: absolute)
+            // The bytes were verified against the file hash before they were renamed in.
             records.append(IndexedFile(manifest: manifest, inode: status.inode, contentIdentifier: identifier,
-                                       changeTimeNs: status.changeTimeNs, chunkListVerified: chunkListVerified))
+                                       changeTimeNs: status.changeTimeNs, chunkListVerified: stagedFile.chunkListVerified))
         }
         try? chunkIndex?.recordAll(records)
         try? scanCache?.storeAll(records)
     }
 
-    private static func validated(_ path: String) throws(ReceiveError) -> LibraryPath {
+    private static func validated(_ path: RelativePath) throws(ReceiveError) -> LibraryPath {
         do { return try LibraryPath.validate(path) } catch { throw .pathRejected(error) }
     }
-}
-
-/// What must come from the peer for an accepted offer.
-struct ReceivePlan {
-    struct Item {
-        var asset: Asset
-        /// nil where the file is already in place at its path.
-        var files: [IncomingFile?]
-        /// Per file index, the chunk indices the peer must send.
-        var missing: [Int: Set<Int>]
-    }
-
-    var assets: [Item] = []
-    var neededBytes: UInt64 = 0
 }

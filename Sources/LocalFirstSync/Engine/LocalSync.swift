@@ -290,39 +290,44 @@ public actor LocalSync {
     ///   still shows exactly that status are sent without being hashed again.
     ///   Without it every chunk read is checked against its hash.
     public func send(
-        _ assets: [Asset], from library: URL, settledStatus: [String: FileStatus] = [:],
+        _ assets: [Asset], from library: URL, settledStatus: [RelativePath: FileStatus] = [:],
         to destination: TransferDestination = .allConnectedPeers
     ) -> OutgoingTransfer {
-        let targets: [PeerSession]
+        // Each peer once, however often it was named.
+        var targets: [PeerSession] = []
+        var missing: [Peer] = []
+        var named = Set<DeviceID>()
         switch destination {
-        case .allConnectedPeers: targets = Array(sessions.values)
-        case let .peers(peers): targets = peers.compactMap { sessions[$0.deviceID] }
+        case .allConnectedPeers:
+            targets = sessions.values.sorted { $0.peer.deviceID.description < $1.peer.deviceID.description }
+        case let .peers(peers):
+            for peer in peers where named.insert(peer.deviceID).inserted {
+                if let session = sessions[peer.deviceID] { targets.append(session) } else { missing.append(peer) }
+            }
         }
-        let missing: [Peer] = {
-            guard case let .peers(peers) = destination else { return [] }
-            return peers.filter { sessions[$0.deviceID] == nil }
-        }()
+        let push = OutgoingPush(assets: assets) {
+            defer { nextOfferID += 1 }
+            return nextOfferID
+        }
         let transfer = OutgoingTransfer(peerCount: targets.count + missing.count)
         for peer in missing {
-            let summary = PeerTransferSummary(peer: peer, state: .failed(reason: "not connected"), assetsStored: 0, assetsFailed: assets.count, chunkBytesSent: 0, failures: [:])
-            transfer.publish(TransferUpdate(peer: peer, progress: TransferProgress(assetsTotal: assets.count), state: summary.state))
+            let failures = Dictionary(push.batches.flatMap { $0.assets.map { ($0.contentID, "not connected") } }, uniquingKeysWith: { first, _ in first })
+            let summary = PeerTransferSummary(peer: peer, state: .failed(reason: "not connected"), assetsStored: 0,
+                                              assetsFailed: push.contentCount, chunkBytesSent: 0, failures: failures)
+            transfer.publish(TransferUpdate(peer: peer, progress: TransferProgress(assetsTotal: push.contentCount), state: summary.state))
             transfer.finish(summary)
         }
-        let reader = BroadcastChunkReader(rootPath: library.standardizedFileURL.path, settledStatus: settledStatus)
-        let keys = PeerSendJob.allChunkKeys(of: assets)
-        let offerID = nextOfferID
-        nextOfferID += 1
+        // Every chunk is read (and, unless settled, hashed) once for all peers: demand is
+        // registered per batch for every peer still sending, and each peer drops what it doesn't need.
+        let reader = BroadcastChunkReader(rootPath: library.standardizedFileURL.path, settledStatus: settledStatus, peerCount: targets.count)
         let store = store
         let timeout = configuration.offerReplyTimeout
         Task {
-            // Demand for every chunk is registered for every peer before any peer reads, so the
-            // first read of a chunk is cached for the others; each peer then drops what it doesn't need.
-            for _ in targets { await reader.expect(keys) }
             await withTaskGroup(of: Void.self) { group in
                 for session in targets {
                     group.addTask {
                         await PeerSendJob(
-                            session: session, assets: assets, offerID: offerID, reader: reader, store: store,
+                            session: session, push: push, reader: reader, store: store,
                             transfer: transfer, replyTimeout: timeout
                         ).run()
                     }

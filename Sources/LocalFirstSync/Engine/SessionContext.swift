@@ -14,14 +14,4 @@ struct SessionContext: Sendable {
     func receivedAssets(_ contents: [(content: ContentID, bytes: UInt64)], from peer: Peer) { onReceived(contents, peer) }
     func pullRequested(by peer: Peer) async throws(SyncError) { try await onPull(peer) }
     func log(_ line: String) { logger(line) }
-
-    /// Why an offer must be refused before anyone is asked (hostile names), or nil.
-    func rejection(of offer: WireMessage.Offer) -> String? {
-        for asset in offer.assets {
-            for file in asset.files {
-                do { _ = try LibraryPath.validate(file.manifest.path) } catch { return error.description }
-            }
-        }
-        return nil
-    }
 }

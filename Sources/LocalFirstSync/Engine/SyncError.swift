@@ -8,6 +8,8 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     case peerFailed(String)
     case noLibrary
     case cancelled
+    /// Something failed on this side (a bug or a local resource), not the peer's doing.
+    case localFailure(String)
 
     public var description: String {
         switch self {
@@ -18,6 +20,7 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .peerFailed(reason): "peer reported an error: \(reason)"
         case .noLibrary: "this device has no library to receive into"
         case .cancelled: "cancelled"
+        case let .localFailure(reason): reason
         }
     }
 }

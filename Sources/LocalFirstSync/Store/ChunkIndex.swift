@@ -35,10 +35,10 @@ public final class ChunkIndex: Sendable {
                 "INSERT INTO chunk_location (file_id, byte_offset, length, hash) VALUES (?, ?, ?, ?)")
             for file in files {
                 // ON DELETE CASCADE removes the old chunk rows with the file row.
-                try deleteFile.execute([.integer(libraryID), .text(file.path)])
+                try deleteFile.execute([.integer(libraryID), .text(file.path.string)])
                 let stamp = file.stamp
                 try insertFile.execute([
-                    .integer(libraryID), .text(file.path), .integer(unsigned: stamp.size),
+                    .integer(libraryID), .text(file.path.string), .integer(unsigned: stamp.size),
                     .integer(stamp.modificationTimeNs), .integer(unsigned: stamp.inode),
                 ])
                 let fileID = db.lastInsertRowID
@@ -75,7 +75,7 @@ public final class ChunkIndex: Sendable {
                 LIMIT ?
                 """)
                 .rows([.blob(hash.bytes), .integer(libraryID), .integer(Int64(max(0, limit)))]) { row -> ChunkLocation? in
-                    guard let path = row.text(at: 0),
+                    guard let path = row.relativePath(at: 0),
                           let length = UInt32(exactly: row.int64(at: 2)), length > 0
                     else { return nil }
                     return ChunkLocation(
@@ -88,13 +88,13 @@ public final class ChunkIndex: Sendable {
 
     /// The stamp each indexed file had when it was recorded, keyed by path:
     /// lets the scanner see which files need re-recording.
-    public func indexedFiles() throws(SQLiteError) -> [String: FileStamp] {
+    public func indexedFiles() throws(SQLiteError) -> [RelativePath: FileStamp] {
         let libraryID = libraryID
         return try database.withDatabase { db throws(SQLiteError) in
-            var files = [String: FileStamp]()
+            var files = [RelativePath: FileStamp]()
             try db.cachedStatement("SELECT path, size, mtime_ns, inode FROM chunk_file WHERE library_id = ?")
                 .forEachRow([.integer(libraryID)]) { row in
-                    guard let path = row.text(at: 0) else { return }
+                    guard let path = row.relativePath(at: 0) else { return }
                     files[path] = FileStamp(size: row.uint64(at: 1), modificationTimeNs: row.int64(at: 2), inode: row.uint64(at: 3))
                 }
             return files
@@ -102,27 +102,27 @@ public final class ChunkIndex: Sendable {
     }
 
     /// Forgets a file and all its chunks.
-    public func removeFile(path: String) throws(SQLiteError) {
+    public func removeFile(path: RelativePath) throws(SQLiteError) {
         let libraryID = libraryID
         try database.write { db throws(SQLiteError) in
             try db.cachedStatement("DELETE FROM chunk_file WHERE library_id = ? AND path = ?")
-                .execute([.integer(libraryID), .text(path)])
+                .execute([.integer(libraryID), .text(path.string)])
         }
     }
 
     /// Forgets every file the scan no longer saw.
     /// - Returns: how many files were removed.
     @discardableResult
-    public func removeFiles(notIn paths: Set<String>) throws(SQLiteError) -> Int {
+    public func removeFiles(notIn paths: Set<RelativePath>) throws(SQLiteError) -> Int {
         let libraryID = libraryID
         return try database.write { db throws(SQLiteError) in
             let stale = try db.cachedStatement("SELECT path FROM chunk_file WHERE library_id = ?")
-                .rows([.integer(libraryID)]) { $0.text(at: 0) }
+                .rows([.integer(libraryID)]) { $0.relativePath(at: 0) }
                 .compactMap { $0 }
                 .filter { !paths.contains($0) }
             let delete = try db.cachedStatement("DELETE FROM chunk_file WHERE library_id = ? AND path = ?")
             for path in stale {
-                try delete.execute([.integer(libraryID), .text(path)])
+                try delete.execute([.integer(libraryID), .text(path.string)])
             }
             return stale.count
         }

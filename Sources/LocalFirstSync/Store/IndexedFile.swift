@@ -24,7 +24,7 @@ public struct IndexedFile: Hashable, Sendable {
         self.chunkListVerified = chunkListVerified
     }
 
-    public var path: String { manifest.path }
+    public var path: RelativePath { manifest.path }
 
     public var stamp: FileStamp {
         FileStamp(size: manifest.size, modificationTimeNs: manifest.modificationTimeNs, inode: inode)

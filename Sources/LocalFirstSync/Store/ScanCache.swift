@@ -18,11 +18,11 @@ public final class ScanCache: Sendable {
     }
 
     /// The manifest stored for `path`, if its stamp matches exactly.
-    public func cachedManifest(path: String, size: UInt64, mtimeNs: Int64, inode: UInt64) throws(SQLiteError) -> FileManifest? {
+    public func cachedManifest(path: RelativePath, size: UInt64, mtimeNs: Int64, inode: UInt64) throws(SQLiteError) -> FileManifest? {
         try cachedManifest(path: path, stamp: FileStamp(size: size, modificationTimeNs: mtimeNs, inode: inode))
     }
 
-    public func cachedManifest(path: String, stamp: FileStamp) throws(SQLiteError) -> FileManifest? {
+    public func cachedManifest(path: RelativePath, stamp: FileStamp) throws(SQLiteError) -> FileManifest? {
         let libraryID = libraryID
         let blob = try database.withDatabase { db throws(SQLiteError) in
             try db.cachedStatement("""
@@ -30,7 +30,7 @@ public final class ScanCache: Sendable {
                 WHERE library_id = ? AND path = ? AND size = ? AND mtime_ns = ? AND inode = ?
                 """)
                 .firstRow([
-                    .integer(libraryID), .text(path), .integer(unsigned: stamp.size),
+                    .integer(libraryID), .text(path.string), .integer(unsigned: stamp.size),
                     .integer(stamp.modificationTimeNs), .integer(unsigned: stamp.inode),
                 ]) { $0.blob(at: 0) } ?? nil
         }
@@ -39,14 +39,14 @@ public final class ScanCache: Sendable {
     }
 
     /// The entry for `path`, whatever its stamp: the caller compares it with what it sees on disk.
-    public func entry(path: String) throws(SQLiteError) -> IndexedFile? {
+    public func entry(path: RelativePath) throws(SQLiteError) -> IndexedFile? {
         let libraryID = libraryID
         return try database.withDatabase { db throws(SQLiteError) in
             try db.cachedStatement("""
                 SELECT size, mtime_ns, inode, manifest, content_identifier, ctime_ns, chunk_list_unverified FROM scan_cache
                 WHERE library_id = ? AND path = ?
                 """)
-                .firstRow([.integer(libraryID), .text(path)]) { row throws(SQLiteError) in
+                .firstRow([.integer(libraryID), .text(path.string)]) { row throws(SQLiteError) in
                     Self.entry(row, path: path, firstColumn: 0)
                 } ?? nil
         }
@@ -54,13 +54,13 @@ public final class ScanCache: Sendable {
 
     /// Every usable entry of this library, keyed by path, in one query. The
     /// caller compares `entry.stamp` with what it sees on disk.
-    public func loadAll() throws(SQLiteError) -> [String: IndexedFile] {
+    public func loadAll() throws(SQLiteError) -> [RelativePath: IndexedFile] {
         let libraryID = libraryID
         return try database.withDatabase { db throws(SQLiteError) in
-            var entries = [String: IndexedFile]()
+            var entries = [RelativePath: IndexedFile]()
             try db.cachedStatement("SELECT path, size, mtime_ns, inode, manifest, content_identifier, ctime_ns, chunk_list_unverified FROM scan_cache WHERE library_id = ?")
                 .forEachRow([.integer(libraryID)]) { row throws(SQLiteError) in
-                    guard let path = row.text(at: 0), let entry = Self.entry(row, path: path, firstColumn: 1) else { return }
+                    guard let path = row.relativePath(at: 0), let entry = Self.entry(row, path: path, firstColumn: 1) else { return }
                     entries[path] = entry
                 }
             return entries
@@ -89,7 +89,7 @@ public final class ScanCache: Sendable {
                 """)
             for file in files {
                 try upsert.bind(libraryID, at: 1)
-                try upsert.bind(file.manifest.path, at: 2)
+                try upsert.bind(file.manifest.path.string, at: 2)
                 try upsert.bind(Int64(bitPattern: file.manifest.size), at: 3)
                 try upsert.bind(file.manifest.modificationTimeNs, at: 4)
                 try upsert.bind(Int64(bitPattern: file.inode), at: 5)
@@ -110,27 +110,27 @@ public final class ScanCache: Sendable {
         }
     }
 
-    public func removeEntry(path: String) throws(SQLiteError) {
+    public func removeEntry(path: RelativePath) throws(SQLiteError) {
         let libraryID = libraryID
         try database.withDatabase { db throws(SQLiteError) in
             try db.cachedStatement("DELETE FROM scan_cache WHERE library_id = ? AND path = ?")
-                .execute([.integer(libraryID), .text(path)])
+                .execute([.integer(libraryID), .text(path.string)])
         }
     }
 
     /// Prunes entries of files the scan no longer saw.
     /// - Returns: how many entries were removed.
     @discardableResult
-    public func removeEntries(notIn paths: Set<String>) throws(SQLiteError) -> Int {
+    public func removeEntries(notIn paths: Set<RelativePath>) throws(SQLiteError) -> Int {
         let libraryID = libraryID
         return try database.write { db throws(SQLiteError) in
             let stale = try db.cachedStatement("SELECT path FROM scan_cache WHERE library_id = ?")
-                .rows([.integer(libraryID)]) { $0.text(at: 0) }
+                .rows([.integer(libraryID)]) { $0.relativePath(at: 0) }
                 .compactMap { $0 }
                 .filter { !paths.contains($0) }
             let delete = try db.cachedStatement("DELETE FROM scan_cache WHERE library_id = ? AND path = ?")
             for path in stale {
-                try delete.execute([.integer(libraryID), .text(path)])
+                try delete.execute([.integer(libraryID), .text(path.string)])
             }
             return stale.count
         }
@@ -139,7 +139,7 @@ public final class ScanCache: Sendable {
     /// An entry from the columns size, mtime_ns, inode, manifest, content_identifier,
     /// ctime_ns, chunk_list_unverified starting at `firstColumn`; nil if the row does
     /// not hold together.
-    private static func entry(_ row: SQLiteRow, path: String, firstColumn first: Int32) -> IndexedFile? {
+    private static func entry(_ row: SQLiteRow, path: RelativePath, firstColumn first: Int32) -> IndexedFile? {
         guard let blob = row.blob(at: first + 3) else { return nil }
         let stamp = FileStamp(size: row.uint64(at: first), modificationTimeNs: row.int64(at: first + 1), inode: row.uint64(at: first + 2))
         guard var entry = decode(blob, path: path, stamp: stamp) else { return nil }
@@ -150,7 +150,7 @@ public final class ScanCache: Sendable {
     }
 
     /// Decodes a stored manifest and checks it describes the row it came from.
-    private static func decode(_ blob: [UInt8], path: String, stamp: FileStamp) -> IndexedFile? {
+    private static func decode(_ blob: [UInt8], path: RelativePath, stamp: FileStamp) -> IndexedFile? {
         guard let manifest = try? FileManifest(encoded: blob),
               manifest.path == path,
               manifest.size == stamp.size,

@@ -93,23 +93,20 @@ public final class SyncStateStore: Sendable {
     ///     recording `.synced` clears it. Cut to `maxReasonLength` characters.
     ///   - bytes: the content's size, stored on every row written; `nil` keeps
     ///     a size recorded earlier.
+    ///   - unlessSynced: leave rows that say `synced` as they are. What a sender
+    ///     learns from an attempt that did not get through (declined, refused,
+    ///     unreachable, cut off, a failed receipt for one more copy) says nothing
+    ///     against content the peer verified and stored before.
     ///   - date: the time of the change.
     public func record(
         _ state: SyncState, for contents: [ContentID], peer: PeerKey,
-        reason: String? = nil, bytes: UInt64? = nil, at date: Date = Date()
+        reason: String? = nil, bytes: UInt64? = nil, unlessSynced: Bool = false, at date: Date = Date()
     ) throws(SQLiteError) {
         guard !contents.isEmpty else { return }
         let reason = reason.map { String($0.prefix(Self.maxReasonLength)) }
         let milliseconds = Self.milliseconds(date)
         try database.write { db throws(SQLiteError) in
-            let upsert = try db.cachedStatement("""
-                INSERT INTO sync_state (peer, content_id, state, reason, bytes, updated_at_ms)
-                VALUES (?, ?, ?, ?, ?, ?)
-                ON CONFLICT (peer, content_id) DO UPDATE SET
-                    state = excluded.state, reason = excluded.reason,
-                    bytes = coalesce(excluded.bytes, sync_state.bytes),
-                    updated_at_ms = excluded.updated_at_ms
-                """)
+            let upsert = try db.cachedStatement(unlessSynced ? Self.upsertUnlessSynced : Self.upsert)
             try upsert.bind(peer.rawValue, at: 1)
             try upsert.bind(state.rawValue, at: 3)
             try upsert.bind(SQLiteValue.optional(reason), at: 4)
@@ -121,6 +118,16 @@ public final class SyncStateStore: Sendable {
             }
         }
     }
+
+    private static let upsert = """
+        INSERT INTO sync_state (peer, content_id, state, reason, bytes, updated_at_ms)
+        VALUES (?, ?, ?, ?, ?, ?)
+        ON CONFLICT (peer, content_id) DO UPDATE SET
+            state = excluded.state, reason = excluded.reason,
+            bytes = coalesce(excluded.bytes, sync_state.bytes),
+            updated_at_ms = excluded.updated_at_ms
+        """
+    private static let upsertUnlessSynced = upsert + " WHERE sync_state.state <> 'synced'"
 
     /// Marks many contents `synced` with `peer` in one transaction, each with
     /// its own byte count: a burst of receipts costs one commit (one fsync),

@@ -16,6 +16,8 @@ public struct FileStatus: Hashable, Sendable {
     public var device: UInt64
     /// Last change of the content *or* the metadata (chmod, rename, link count).
     public var changeTimeNs: Int64
+    /// The permission bits (`st_mode & 0o7777`, sticky bit included).
+    public var permissions: UInt32
 
     init(_ raw: stat) {
         switch raw.st_mode & S_IFMT {
@@ -29,6 +31,7 @@ public struct FileStatus: Hashable, Sendable {
         inode = UInt64(raw.st_ino)
         device = UInt64(raw.st_dev)
         changeTimeNs = Int64(raw.st_ctim.tv_sec) * 1_000_000_000 + Int64(raw.st_ctim.tv_nsec)
+        permissions = UInt32(raw.st_mode & 0o7777)
     }
 
     /// `lstat`: never follows a final symlink.

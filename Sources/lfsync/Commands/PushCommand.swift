@@ -4,8 +4,9 @@ import LocalFirstSync
 /// `lfsync push PATH... --to PEER[,PEER...] | --all [--batch] [--dry-run]`.
 ///
 /// Exit codes (the cron contract): 0 every target confirmed every asset;
-/// 1 some assets failed; 69 a peer was unreachable; 75 the lock is held;
-/// 77 a peer declined.
+/// 1 some assets failed, or a peer could not take them (no room, a disk
+/// error there); 69 a peer was unreachable; 75 the lock is held; 77 a peer
+/// declined (its owner said no, or it does not trust this device).
 struct PushCommand {
     let arguments: ParsedArguments
     let console: Console
@@ -47,27 +48,36 @@ struct PushCommand {
         if arguments.flag("all") {
             targets += try config.peers.map { try resolver.resolve($0.name) }
         }
+        // Each device once, however often it was named (`--to nas,nas`, or a name and its Device ID).
+        var seenTargets = Set<String>()
+        targets = targets.filter { seenTargets.insert($0.deviceID?.description ?? $0.address?.description ?? $0.label).inserted }
         guard !targets.isEmpty else { throw CommandFailure(message: "no trusted peers to send to ('lfsync trust' adds one)", exitCode: .usage) }
 
         // Scan every PATH first: preparation has its own progress, before any byte moves.
-        var libraries: [(url: URL, assets: [Asset], settled: [String: FileStatus])] = []
+        var libraries: [(url: URL, assets: [Asset], settled: [RelativePath: FileStatus])] = []
+        var skippedCount = 0
         for path in arguments.positionals {
             let url = try DirectoryArgument.existing(path)
             let index = try home.index(for: url)
             let scan = try await LibraryScanner(root: url, cache: index.scanCache, chunkIndex: index.chunkIndex).scan()
             console.detail("\(path): \(scan.assets.count) assets, \(scan.statistics.filesHashed) files hashed, \(scan.statistics.filesFromCache) from cache")
-            for skipped in scan.skipped { console.detail("skipped \(skipped.path): \(skipped.reason)") }
+            for skipped in scan.skipped { console.detail("skipped \(skipped.path.printable): \(skipped.reason)") }
+            skippedCount += scan.skipped.count
             libraries.append((url, scan.assets, scan.settledStatus))
         }
         let allAssets = libraries.flatMap(\.assets)
         let totalBytes = allAssets.reduce(UInt64(0)) { $0 + $1.totalSize }
+        // The ledger's unit: the same bytes at several paths are one content.
+        let contentCount = Set(allAssets.map(\.contentID)).count
+        if skippedCount > 0 { console.note("\(skippedCount) file\(skippedCount == 1 ? "" : "s") skipped (-v lists them; 'lfsync scan --json' gives the reasons)") }
 
         if arguments.flag("dry-run") {
             for target in targets {
+                let contents = Array(Set(allAssets.map(\.contentID)))
                 let notSynced = target.deviceID.map { id in
-                    (try? ledger.contentIDs(notSyncedWith: PeerKey(rawValue: id.description), from: allAssets.map(\.contentID)).count) ?? allAssets.count
-                } ?? allAssets.count
-                console.result("\(target.label): would offer \(allAssets.count) assets (\(ByteCountText.format(totalBytes))); \(notSynced) not yet synced with it")
+                    (try? ledger.contentIDs(notSyncedWith: PeerKey(rawValue: id.description), from: contents).count) ?? contents.count
+                } ?? contents.count
+                console.result("\(target.label): would offer \(contentCount) assets (\(ByteCountText.format(totalBytes))); \(notSynced) not yet synced with it")
             }
             return .success
         }
@@ -79,17 +89,19 @@ struct PushCommand {
         for target in targets {
             do {
                 let peer = try await connect(target, sync: sync, config: config, batch: batch)
-                connected.append(peer)
+                if !connected.contains(where: { $0.deviceID == peer.deviceID }) { connected.append(peer) }
             } catch let failure as CommandFailure where failure.exitCode == .declined {
                 declined = true
-                reports.append(PeerReport(peer: target.label, deviceID: target.deviceID?.description, state: "declined: \(failure.message)", assetsStored: 0, assetsFailed: allAssets.count, chunkBytesSent: 0, failures: [:]))
+                reports.append(PeerReport(peer: target.label, deviceID: target.deviceID?.description, state: "declined: \(failure.message)", assetsStored: 0, assetsFailed: contentCount, chunkBytesSent: 0, failures: [:]))
                 console.error("\(target.label): \(failure.message)")
             } catch {
                 unreachable = true
-                reports.append(PeerReport(peer: target.label, deviceID: target.deviceID?.description, state: "unreachable: \(error)", assetsStored: 0, assetsFailed: allAssets.count, chunkBytesSent: 0, failures: [:]))
+                reports.append(PeerReport(peer: target.label, deviceID: target.deviceID?.description, state: "unreachable: \(error)", assetsStored: 0, assetsFailed: contentCount, chunkBytesSent: 0, failures: [:]))
                 console.error("\(target.label): unreachable: \(error)")
                 if let id = target.deviceID {
-                    try? ledger.record(.failed, for: allAssets.map(\.contentID), peer: PeerKey(rawValue: id.description), reason: "unreachable: \(error)")
+                    // What the peer verified before stays synced: not reaching it says nothing against that.
+                    try? ledger.record(.failed, for: Array(Set(allAssets.map(\.contentID))), peer: PeerKey(rawValue: id.description),
+                                       reason: "unreachable: \(error)", unlessSynced: true)
                 }
             }
         }
@@ -125,10 +137,10 @@ struct PushCommand {
         let exit: ExitCode = unreachable ? .peerUnavailable : declined ? .declined : failed ? .partial : .success
 
         if arguments.flag("json") {
-            console.result(try JSONOutput.render(Report(assets: allAssets.count, bytes: totalBytes, peers: reports, exitCode: exit.rawValue)))
+            console.result(try JSONOutput.render(Report(assets: contentCount, bytes: totalBytes, peers: reports, exitCode: exit.rawValue)))
         } else if !(batch && exit == .success) {
             for report in reports {
-                let line = "\(report.peer): \(report.state) — \(report.assetsStored) of \(allAssets.count) assets confirmed, \(ByteCountText.format(report.chunkBytesSent)) sent"
+                let line = "\(report.peer): \(report.state) — \(report.assetsStored) of \(contentCount) assets confirmed, \(ByteCountText.format(report.chunkBytesSent)) sent"
                 if report.state == "completed" { console.note(line) } else { console.error(line) }
                 for (id, reason) in report.failures.sorted(by: { $0.key < $1.key }).prefix(console.verbosity == .verbose ? .max : 5) {
                     console.error("  \(id.prefix(12)): \(reason)")

@@ -31,7 +31,7 @@ struct ScanCommand {
             console.result("\(asset.contentID.hash.shortHex)  \(asset.kind.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0)) \(asset.files.count) file\(asset.files.count == 1 ? " " : "s")  \(ByteCountText.format(asset.totalSize))")
             for file in asset.files {
                 let role = file.role.description.padding(toLength: 15, withPad: " ", startingAt: 0)
-                console.result("    \(role) \(file.manifest.path)  (\(ByteCountText.format(file.manifest.size)))")
+                console.result("    \(role) \(file.manifest.path.printable)  (\(ByteCountText.format(file.manifest.size)))")
             }
         }
         let stats = scan.statistics
@@ -39,7 +39,7 @@ struct ScanCommand {
                             scan.assets.count, stats.files, ByteCountText.format(stats.bytes),
                             stats.filesHashed, stats.filesFromCache, stats.seconds))
         for skipped in scan.skipped {
-            console.note("skipped \(skipped.path): \(skipped.reason)")
+            console.note("skipped \(skipped.path.printable): \(skipped.reason)")
         }
     }
 }
@@ -72,7 +72,7 @@ struct ScanReport: Encodable {
             AssetReport(
                 contentID: asset.contentID.hex, kind: asset.kind.rawValue, size: asset.totalSize,
                 files: asset.files.map {
-                    FileReport(path: $0.manifest.path, role: $0.role.description, size: $0.manifest.size,
+                    FileReport(path: $0.manifest.path.string, role: $0.role.description, size: $0.manifest.size,
                                fileHash: $0.manifest.fileHash.hex, chunks: $0.manifest.chunks.count)
                 })
         }

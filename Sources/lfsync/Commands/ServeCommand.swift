@@ -65,7 +65,7 @@ struct ServeCommand {
         }
         let offers = Task {
             for await offer in sync.incomingTransfers() {
-                let description = "\(offer.from) offers \(offer.items.count) item\(offer.items.count == 1 ? "" : "s"), \(ByteCountText.format(offer.totalByteCount))"
+                let description = "\(offer.from) offers \(offer.fileCount) file\(offer.fileCount == 1 ? "" : "s"), \(ByteCountText.format(offer.totalByteCount))"
                 if offer.acceptedAutomatically {
                     log("\(description): accepted (trusted)")
                     Self.report(offer.accept(), from: offer.from, log: log)

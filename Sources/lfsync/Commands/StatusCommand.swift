@@ -16,7 +16,14 @@ struct StatusCommand {
         var inFlight: Int
         var failed: Int
         var failures: [String: String]?
-        var assets: [String: String]?
+        /// Per asset, by primary path; a list, not an object keyed by path, because two
+        /// paths may differ only in Unicode normalisation and JSON readers would merge them.
+        var assets: [AssetStatus]?
+    }
+
+    struct AssetStatus: Encodable {
+        var path: String
+        var state: String
     }
 
     func run() async throws -> ExitCode {
@@ -43,9 +50,14 @@ struct StatusCommand {
         for (name, key) in peers {
             var status = PeerStatus(peer: name, deviceID: key.rawValue, synced: 0, syncedBytes: 0, pending: 0, inFlight: 0, failed: 0)
             if let assets {
-                var perAsset: [String: String] = [:]
+                var perAsset: [AssetStatus] = []
+                // Counts are per content (the ledger's unit): copies of one content at several
+                // paths count once; the per-asset listing shows every path.
+                var counted = Set<ContentID>()
                 for asset in assets {
                     let state = try ledger.state(of: asset.contentID, for: key) ?? .pending
+                    perAsset.append(AssetStatus(path: asset.primaryPath.string, state: state.rawValue))
+                    guard counted.insert(asset.contentID).inserted else { continue }
                     switch state {
                     case .synced:
                         status.synced += 1
@@ -54,7 +66,6 @@ struct StatusCommand {
                     case .inFlight: status.inFlight += 1
                     case .failed: status.failed += 1
                     }
-                    perAsset[asset.files[0].manifest.path] = state.rawValue
                 }
                 if console.verbosity == .verbose { status.assets = perAsset }
             } else {
@@ -84,8 +95,8 @@ struct StatusCommand {
             for (id, reason) in (status.failures ?? [:]).sorted(by: { $0.key < $1.key }) {
                 console.result("    failed \(id.prefix(12)): \(reason)")
             }
-            for (path, state) in (status.assets ?? [:]).sorted(by: { $0.key < $1.key }) {
-                console.result("    \(state.padding(toLength: 8, withPad: " ", startingAt: 0)) \(path)")
+            for asset in status.assets ?? [] {
+                console.result("    \(asset.state.padding(toLength: 8, withPad: " ", startingAt: 0)) \(asset.path)")
             }
         }
         return .success

@@ -12,9 +12,10 @@ struct VerifyCommand {
     struct Report: Encodable {
         var library: String
         var filesChecked: Int
-        var corrupt: [String]
-        var modified: [String]
-        var unreadable: [String: String]
+        var corrupt: [RelativePath]
+        var modified: [RelativePath]
+        /// A list, not an object keyed by path: two paths may differ only in normalisation.
+        var unreadable: [SkippedEntry]
     }
 
     func run() async throws -> ExitCode {
@@ -23,7 +24,7 @@ struct VerifyCommand {
         let recorded = try index.scanCache.loadAll()
         // A fresh scan without the cache re-hashes everything.
         let scan = try await LibraryScanner(root: library).scan()
-        var report = Report(library: library.path, filesChecked: 0, corrupt: [], modified: [], unreadable: [:])
+        var report = Report(library: library.path, filesChecked: 0, corrupt: [], modified: [], unreadable: [])
         for asset in scan.assets {
             for file in asset.files {
                 report.filesChecked += 1
@@ -37,7 +38,7 @@ struct VerifyCommand {
             }
         }
         for skipped in scan.skipped where !skipped.reason.contains("symbolic link") {
-            report.unreadable[skipped.path] = skipped.reason
+            report.unreadable.append(skipped)
         }
         if recorded.isEmpty {
             // Nothing to compare against yet: record the hashes now for the next verify.
@@ -49,7 +50,7 @@ struct VerifyCommand {
             if recorded.isEmpty { console.note("no earlier scan of \(library.path): hashes recorded now; run verify again later to compare") }
             for path in report.corrupt { console.result("CORRUPT   \(path) (content changed, size and time did not)") }
             for path in report.modified { console.result("modified  \(path)") }
-            for (path, reason) in report.unreadable.sorted(by: { $0.key < $1.key }) { console.result("unreadable \(path): \(reason)") }
+            for entry in report.unreadable { console.result("unreadable \(entry.path): \(entry.reason)") }
             console.note("\(report.filesChecked) files checked, \(report.corrupt.count) corrupt, \(report.modified.count) modified since the last scan")
         }
         return report.corrupt.isEmpty && report.unreadable.isEmpty ? .success : .partial

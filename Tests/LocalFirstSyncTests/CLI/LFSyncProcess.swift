@@ -20,22 +20,29 @@ struct LFSyncProcess {
     /// Runs `lfsync` to completion on a Dispatch thread: waiting for a child process blocks,
     /// and a blocked cooperative thread (there are two on this machine) would stall every
     /// other test's tasks meanwhile, handshake timers included.
-    static func run(_ arguments: [String], home: URL, environment extra: [String: String] = [:]) async throws -> Output {
+    /// - Parameter openFileLimit: run under `ulimit -n` of this many descriptors, as a
+    ///   user's shell would have it (1024 is the usual default, tests go lower).
+    static func run(_ arguments: [String], home: URL, environment extra: [String: String] = [:], openFileLimit: Int? = nil) async throws -> Output {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
-                continuation.resume(with: Result { try runBlocking(arguments, home: home, environment: extra) })
+                continuation.resume(with: Result { try runBlocking(arguments, home: home, environment: extra, openFileLimit: openFileLimit) })
             }
         }
     }
 
-    private static func runBlocking(_ arguments: [String], home: URL, environment extra: [String: String]) throws -> Output {
+    /// The executable and arguments that run `lfsync arguments`, under `ulimit -n limit` when given.
+    static func command(_ arguments: [String], openFileLimit: Int?) -> (URL, [String]) {
+        guard let limit = openFileLimit else { return (binary, arguments) }
+        return (URL(fileURLWithPath: "/bin/sh"), ["-c", "ulimit -n \(limit) && exec \"$0\" \"$@\"", binary.path] + arguments)
+    }
+
+    private static func runBlocking(_ arguments: [String], home: URL, environment extra: [String: String], openFileLimit: Int?) throws -> Output {
         guard FileManager.default.isExecutableFile(atPath: binary.path) else {
             Issue.record("lfsync binary not found at \(binary.path): run the tests through `make test` (it builds it first)")
             return Output(status: -1, stdout: "", stderr: "")
         }
         let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
+        (process.executableURL, process.arguments) = command(arguments, openFileLimit: openFileLimit)
         var environment = ProcessInfo.processInfo.environment
         environment["LFSYNC_HOME"] = home.path
         environment["NO_COLOR"] = "1"

@@ -20,8 +20,8 @@ import Testing
         }
 
         @discardableResult
-        func run(_ arguments: [String]) async throws -> LFSyncProcess.Output {
-            try await LFSyncProcess.run(arguments, home: home)
+        func run(_ arguments: [String], openFileLimit: Int? = nil) async throws -> LFSyncProcess.Output {
+            try await LFSyncProcess.run(arguments, home: home, openFileLimit: openFileLimit)
         }
 
         func deviceID() async throws -> String {
@@ -36,12 +36,13 @@ import Testing
         let log: URL
         private(set) var address = ""
 
-        init(_ device: Device, extra: [String] = []) async throws {
+        init(_ device: Device, extra: [String] = [], openFileLimit: Int? = nil) async throws {
             log = device.home.appendingPathComponent("serve.log")
             try FileManager.default.createDirectory(at: device.home, withIntermediateDirectories: true)
             FileManager.default.createFile(atPath: log.path, contents: nil)
-            process.executableURL = LFSyncProcess.binary
-            process.arguments = ["serve", "--library", device.library.path, "--listen", "127.0.0.1:0", "--no-advertise"] + extra
+            (process.executableURL, process.arguments) = LFSyncProcess.command(
+                ["serve", "--library", device.library.path, "--listen", "127.0.0.1:0", "--no-advertise"] + extra,
+                openFileLimit: openFileLimit)
             var environment = ProcessInfo.processInfo.environment
             environment["LFSYNC_HOME"] = device.home.path
             process.environment = environment
@@ -49,7 +50,7 @@ import Testing
             process.standardError = try FileHandle(forWritingTo: log)
             process.standardInput = FileHandle.nullDevice
             try await process.run()
-            let deadline = Date().addingTimeInterval(20)
+            let deadline = Date().addingTimeInterval(60)
             while Date() < deadline {
                 let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
                 if let range = text.range(of: "listening on ") {

@@ -61,7 +61,7 @@ import Testing
             var stems: [String: String] = [:]
             for asset in before.assets {
                 for file in asset.files {
-                    let url = URL(fileURLWithPath: file.manifest.path)
+                    let url = URL(fileURLWithPath: file.manifest.path.string)
                     let name = url.lastPathComponent
                     let stem = String(name.prefix(while: { $0 != "." }))
                     let key = url.deletingLastPathComponent().path + "/" + stem.lowercased()
@@ -70,7 +70,7 @@ import Testing
                     let newPath = "new-\(url.deletingLastPathComponent().path.replacingOccurrences(of: "/", with: "_"))/\(newStem)\(name.dropFirst(stem.count))"
                     let destination = renamed.appendingPathComponent(newPath)
                     try FileManager.default.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
-                    try FileManager.default.copyItem(at: original.appendingPathComponent(file.manifest.path), to: destination)
+                    try FileManager.default.copyItem(at: original.appendingPathComponent(file.manifest.path.string), to: destination)
                 }
             }
             let after = try await scan(renamed)

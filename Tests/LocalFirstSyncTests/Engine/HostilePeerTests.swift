@@ -13,7 +13,7 @@ import Testing
         static func connect(to device: TestDevice, network: InMemoryNetwork, identity: DeviceIdentity) async throws -> RawPeer {
             let connection = try await network.transport(host: "mallory").connect(to: device.address, timeout: .seconds(5))
             let channel = try await SecureChannel.initiate(over: connection, identity: identity, expectedPeer: device.identity.deviceID)
-            try await channel.send(.hello(.init(protocolVersion: 1, deviceName: "mallory", softwareVersion: "0", capabilities: [])))
+            try await channel.send(.hello(.init(protocolVersion: WireProtocol.version, deviceName: "mallory", softwareVersion: "0", capabilities: [])))
             guard case .hello? = try await channel.receive(), case let .connectionDecision(decision)? = try await channel.receive(), decision.accepted else {
                 throw SyncError.declined(reason: "not accepted")
             }
@@ -37,8 +37,9 @@ import Testing
         }
     }
 
-    static func asset(path: String, bytes: [UInt8]) -> Asset {
-        Asset(files: [.init(role: .primary, manifest: FileManifest(path: path, contents: bytes))])
+    /// A one-file asset at one placement, as an offer carries it.
+    static func asset(path: String, bytes: [UInt8]) -> PlacedAsset {
+        WireFixtures.placed(Asset(files: [.init(role: .primary, manifest: FileManifest(path: RelativePath(path), contents: bytes))]))
     }
 
     static func setUp(_ root: URL) async throws -> (InMemoryNetwork, TestDevice, DeviceIdentity) {

@@ -55,7 +55,12 @@ import Testing
                 return
             }
             // What the receiver durably holds now (installed files and verified chunks in staging).
-            let missing = try LibraryImporter(library: nas.library, chunkIndex: nas.chunkIndex).plan(assets).neededBytes
+            let prepared = try LibraryImporter(library: nas.library, chunkIndex: nas.chunkIndex)
+                .prepare(PlacedAsset.grouping(assets), known: [])
+            let missing = prepared.plan.missing.reduce(UInt64(0)) { total, entry in
+                guard let manifest = prepared.files[entry.key]?.manifest else { return total }
+                return entry.value.indices.reduce(total) { $0 + UInt64(manifest.chunks[$1].length) }
+            }
             #expect(missing < total)
             // Same identity, same library, new engine: the partials in staging are found again.
             let restarted = LocalSync(

@@ -121,7 +121,7 @@ import Testing
             }
             // An asset lands whole or not at all: never half a Live Photo.
             for asset in assets {
-                let landed = asset.files.map { FileManager.default.fileExists(atPath: flaky.library.appendingPathComponent($0.manifest.path).path) }
+                let landed = asset.files.map { FileManager.default.fileExists(atPath: flaky.library.appendingPathComponent($0.manifest.path.string).path) }
                 #expect(Set(landed).count == 1, "\(asset.files.map(\.manifest.path)) landed partially: \(landed)")
             }
             let flakyStates = try assets.map { try laptop.state(of: $0, for: flaky) }

@@ -14,7 +14,7 @@ struct AssetGrouperTests {
     }
 
     func files(_ paths: String...) -> [GroupingCandidate] {
-        paths.map { GroupingCandidate(path: $0) }
+        paths.map { GroupingCandidate(path: RelativePath($0)) }
     }
 
     // MARK: Live Photos
@@ -36,7 +36,7 @@ struct AssetGrouperTests {
         try MediaFixtures.write(MediaFixtures.mov(identifier: idA), named: "IMG_9999.MOV", in: directory)
         try MediaFixtures.write(MediaFixtures.mov(identifier: idB), named: "sunset.MOV", in: directory)
         let candidates = try FileManager.default.contentsOfDirectory(atPath: directory.path).map { name in
-            GroupingCandidate(path: "trip/" + name,
+            GroupingCandidate(path: RelativePath("trip/" + name),
                               contentIdentifier: AppleContentIdentifierReader.contentIdentifier(ofFileAt: directory.appendingPathComponent(name)))
         }
         #expect(grouped(candidates) == [
@@ -131,7 +131,8 @@ struct AssetGrouperTests {
     @Test("RAW, JPEG and Live Photo video of one shot land as one asset")
     func rawWithLivePhoto() {
         #expect(grouped(files("IMG_4.DNG", "IMG_4.JPG", "IMG_4.MOV", "IMG_4.AAE")) == [
-            ["primary:IMG_4.JPG", "raw:IMG_4.DNG", "livePhotoVideo:IMG_4.MOV", "sidecar:IMG_4.AAE"],
+            // Members in role order: primary, Live Photo video, raw, sidecars.
+            ["primary:IMG_4.JPG", "livePhotoVideo:IMG_4.MOV", "raw:IMG_4.DNG", "sidecar:IMG_4.AAE"],
         ])
     }
 

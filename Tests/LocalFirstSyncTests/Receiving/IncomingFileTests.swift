@@ -11,8 +11,8 @@ struct IncomingFileTests {
             let setup = try F.setUp(in: root)
             let bytes = F.data(10_000, seed: 10)
             let manifest = F.manifest(bytes, chunkLengths: [3000, 1, 4096, 2903])
-            let file = try IncomingFile.open(in: setup.staging, manifest: manifest)
-            #expect(try file.verifiedChunks().count == 0)
+            let file = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
+            #expect(file.presentChunks.count == 0)
             for index in [2, 0, 3, 1] {
                 try file.write(chunkAt: index, bytes: F.chunk(index, of: bytes, manifest))
             }
@@ -20,6 +20,8 @@ struct IncomingFileTests {
             let staged = try file.finish()
             #expect(staged.fileHash == manifest.fileHash)
             #expect(staged.size == 10_000)
+            // The mtime is a placement's, given when it is installed.
+            try staged.prepareForInstall(modificationTimeNs: manifest.modificationTimeNs)
 
             let path = try F.path("Fotos/2024/IMG_0001.HEIC")
             #expect(try setup.installer.install([(staged, path)]) == [.installed(path)])
@@ -36,6 +38,7 @@ struct IncomingFileTests {
             let bytes = F.data(10, seed: 11)
             let mtime: Int64 = -1_500_000_001  // 1969-12-31T23:59:58.499999999Z
             let staged = try F.stage(bytes, F.manifest(bytes, chunkLengths: [10], mtimeNs: mtime), in: setup.staging)
+            try staged.prepareForInstall(modificationTimeNs: mtime)
             _ = try setup.installer.install([(staged, try F.path("old.jpg"))])
             #expect(try F.status(setup.library.appendingPathComponent("old.jpg")).modificationTimeNs == mtime)
         }
@@ -45,8 +48,8 @@ struct IncomingFileTests {
         try await TestSupport.withTemporaryDirectory { root in
             let setup = try F.setUp(in: root)
             let manifest = F.manifest([], chunkLengths: [])
-            let file = try IncomingFile.open(in: setup.staging, manifest: manifest)
-            #expect(try file.verifiedChunks().isComplete)
+            let file = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
+            #expect(file.presentChunks.isComplete)
             let staged = try file.finish()
             _ = try setup.installer.install([(staged, try F.path("empty.txt"))])
             #expect(try F.read(setup.library.appendingPathComponent("empty.txt")).isEmpty)
@@ -58,7 +61,7 @@ struct IncomingFileTests {
             let setup = try F.setUp(in: root)
             let bytes = F.data(8192, seed: 12)
             let manifest = F.manifest(bytes, chunkLengths: [4096, 4096])
-            var file: IncomingFile? = try IncomingFile.open(in: setup.staging, manifest: manifest)
+            var file: IncomingFile? = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
             var forged = F.chunk(1, of: bytes, manifest)
             forged[100] ^= 1
             #expect(throws: ReceiveError.chunkHashMismatch(index: 1)) { try file?.write(chunkAt: 1, bytes: forged) }
@@ -71,8 +74,8 @@ struct IncomingFileTests {
             #expect(throws: ReceiveError.missingChunks(fileHash: manifest.fileHash, missing: 2)) { _ = try file?.finish() }
             file = nil
 
-            let partial = setup.stagingURL.appendingPathComponent(manifest.fileHash.hex + ".partial")
-            #expect(try F.read(partial) == [UInt8](repeating: 0, count: 8192), "no rejected byte reached the partial")
+            // The partial is made by the first chunk written: none was, so there is none.
+            #expect(F.contents(of: setup.stagingURL).isEmpty, "no rejected byte reached the disk")
         }
     }
 
@@ -81,10 +84,10 @@ struct IncomingFileTests {
             let setup = try F.setUp(in: root)
             var manifest = F.manifest(F.data(100, seed: 13), chunkLengths: [50, 50])
             manifest.size = 99
-            #expect(throws: ReceiveError.self) { try IncomingFile.open(in: setup.staging, manifest: manifest) }
+            #expect(throws: ReceiveError.self) { try IncomingFile.prepare(in: setup.staging, manifest: manifest) }
             manifest.size = 100
             manifest.chunks[0].length = 0
-            #expect(throws: ReceiveError.invalidManifest("chunk length 0")) { try IncomingFile.open(in: setup.staging, manifest: manifest) }
+            #expect(throws: ReceiveError.invalidManifest("chunk length 0")) { try IncomingFile.prepare(in: setup.staging, manifest: manifest) }
             #expect(F.contents(of: setup.stagingURL).isEmpty)
         }
     }
@@ -98,12 +101,12 @@ struct IncomingFileTests {
             #expect(manifest.chunks.count >= 8)
             let written = Set(manifest.chunks.indices.filter { $0 % 2 == 0 })
             do {
-                let file = try IncomingFile.open(in: setup.staging, manifest: manifest)
+                let file = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
                 for index in written.sorted() { try file.write(chunkAt: index, bytes: F.chunk(index, of: bytes, manifest)) }
             }  // dropped without finish: the "crash"
 
-            let resumed = try IncomingFile.open(in: setup.staging, manifest: manifest)
-            let verified = try resumed.verifiedChunks()
+            let resumed = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
+            let verified = resumed.presentChunks
             #expect(Set(verified.indices) == written)
             #expect(Set(verified.missingIndices) == Set(manifest.chunks.indices).subtracting(written))
             for index in verified.missingIndices { try resumed.write(chunkAt: index, bytes: F.chunk(index, of: bytes, manifest)) }
@@ -119,7 +122,7 @@ struct IncomingFileTests {
             let bytes = F.data(9000, seed: 15)
             let manifest = F.manifest(bytes, chunkLengths: [3000, 3000, 3000])
             do {
-                let file = try IncomingFile.open(in: setup.staging, manifest: manifest)
+                let file = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
                 for index in 0..<3 { try file.write(chunkAt: index, bytes: F.chunk(index, of: bytes, manifest)) }
             }
             let partial = setup.stagingURL.appendingPathComponent(manifest.fileHash.hex + ".partial")
@@ -128,8 +131,8 @@ struct IncomingFileTests {
             try handle.write(contentsOf: Data([bytes[4500] ^ 0xFF]))
             try handle.close()
 
-            let resumed = try IncomingFile.open(in: setup.staging, manifest: manifest)
-            #expect(try resumed.verifiedChunks().indices == [0, 2])
+            let resumed = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
+            #expect(resumed.presentChunks.indices == [0, 2])
             try resumed.write(chunkAt: 1, bytes: F.chunk(1, of: bytes, manifest))
             _ = try resumed.finish()
         }
@@ -146,7 +149,7 @@ struct IncomingFileTests {
             let status = try F.status(existing)
             let location = ChunkLocation(path: "Old Album/copy.heic", offset: 500, length: 2000, stamp: FileStamp(status))
 
-            let file = try IncomingFile.open(in: setup.staging, manifest: manifest)
+            let file = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
             #expect(try file.copyChunk(at: 1, from: .library(location)))
             #expect(try !file.copyChunk(at: 0, from: .library(location)), "chunk 0 has other bytes")
             #expect(try !file.copyChunk(at: 2, from: .library(ChunkLocation(path: "gone.jpg", offset: 0, length: 2000, stamp: location.stamp))))
@@ -154,10 +157,12 @@ struct IncomingFileTests {
             beyondEnd.offset = 1000
             #expect(try !file.copyChunk(at: 2, from: .library(beyondEnd)))
 
-            // The file changes under us: the same location now holds other bytes.
+            // The file changes under us: the same location now holds other bytes. Another content
+            // whose first chunk is that chunk no longer finds it there.
             try F.write(F.data(2500, seed: 98), to: existing)
-            let later = try IncomingFile.open(in: setup.staging, manifest: manifest)
-            #expect(try !later.copyChunk(at: 1, from: .library(location)))
+            let otherBytes = F.chunk(1, of: bytes, manifest) + F.data(700, seed: 97)
+            let later = try IncomingFile.prepare(in: setup.staging, manifest: F.manifest(otherBytes, chunkLengths: [2000, 700]))
+            #expect(try !later.copyChunk(at: 0, from: .library(location)))
 
             try file.write(chunkAt: 0, bytes: F.chunk(0, of: bytes, manifest))
             try file.write(chunkAt: 2, bytes: F.chunk(2, of: bytes, manifest))
@@ -175,10 +180,10 @@ struct IncomingFileTests {
             let bBytes = F.data(500, seed: 19) + shared
             let a = F.manifest(aBytes, chunkLengths: [1000, 1000], path: "A.HEIC")
             let b = F.manifest(bBytes, chunkLengths: [500, 1000], path: "A.MOV")
-            let fileA = try IncomingFile.open(in: setup.staging, manifest: a)
+            let fileA = try IncomingFile.prepare(in: setup.staging, manifest: a)
             try fileA.write(chunkAt: 0, bytes: shared)
 
-            let fileB = try IncomingFile.open(in: setup.staging, manifest: b)
+            let fileB = try IncomingFile.prepare(in: setup.staging, manifest: b)
             #expect(try fileB.copyChunk(at: 1, from: .partial(fileHash: a.fileHash, offset: 0, length: 1000)))
             #expect(try !fileB.copyChunk(at: 0, from: .partial(fileHash: a.fileHash, offset: 1000, length: 500)))
             try fileB.write(chunkAt: 0, bytes: Array(bBytes[0..<500]))
@@ -193,7 +198,7 @@ struct IncomingFileTests {
             var manifest = F.manifest(bytes, chunkLengths: [1000, 2000])
             let actual = manifest.fileHash
             manifest.fileHash = Blake2b.hash([1, 2, 3])
-            let file = try IncomingFile.open(in: setup.staging, manifest: manifest)
+            let file = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
             try file.write(chunkAt: 0, bytes: F.chunk(0, of: bytes, manifest))
             try file.write(chunkAt: 1, bytes: F.chunk(1, of: bytes, manifest))
             #expect(throws: ReceiveError.fileHashMismatch(expected: manifest.fileHash, actual: actual)) { _ = try file.finish() }
@@ -209,7 +214,7 @@ struct IncomingFileTests {
             let setup = try F.setUp(in: root)
             let bytes = F.data(12_000, seed: 30)
             let manifest = F.manifest(bytes, chunkLengths: [4000, 4000, 4000])
-            let file = try IncomingFile.open(in: setup.staging, manifest: manifest)
+            let file = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
             var forged = F.chunk(1, of: bytes, manifest)
             forged[7] ^= 0x80
             try file.writeReceived(chunkAt: 0, bytes: F.chunk(0, of: bytes, manifest))
@@ -235,12 +240,12 @@ struct IncomingFileTests {
             let bytes = F.data(12_000, seed: 31)
             let manifest = F.manifest(bytes, chunkLengths: [4000, 4000, 4000])
             do {
-                let interrupted = try IncomingFile.open(in: setup.staging, manifest: manifest)
+                let interrupted = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
                 try interrupted.writeReceived(chunkAt: 0, bytes: F.chunk(0, of: bytes, manifest))
                 try interrupted.writeReceived(chunkAt: 1, bytes: F.data(4000, seed: 32))
             }
-            let resumed = try IncomingFile.open(in: setup.staging, manifest: manifest)
-            #expect(try resumed.verifiedChunks().indices == [0])
+            let resumed = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
+            #expect(resumed.presentChunks.indices == [0])
             try resumed.writeReceived(chunkAt: 1, bytes: F.chunk(1, of: bytes, manifest))
             try resumed.writeReceived(chunkAt: 2, bytes: F.chunk(2, of: bytes, manifest))
             let staged = try resumed.finish()
@@ -256,10 +261,10 @@ struct IncomingFileTests {
             let setup = try F.setUp(in: root)
             let bytes = F.data(12_000, seed: 33)
             let manifest = F.manifest(bytes, chunkLengths: [4000, 4000, 4000])
-            let creator = try IncomingFile.open(in: setup.staging, manifest: manifest)
+            let creator = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
             try creator.writeReceived(chunkAt: 0, bytes: F.chunk(0, of: bytes, manifest))
-            let opener = try IncomingFile.open(in: setup.staging, manifest: manifest)
-            #expect(try opener.verifiedChunks().indices == [0])
+            let opener = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
+            #expect(opener.presentChunks.indices == [0])
             let garbage = F.data(4000, seed: 34)
             #expect(throws: ReceiveError.chunkHashMismatch(index: 1)) { try creator.writeReceived(chunkAt: 1, bytes: garbage) }
             #expect(throws: ReceiveError.chunkHashMismatch(index: 2)) { try opener.writeReceived(chunkAt: 2, bytes: garbage) }
@@ -280,7 +285,7 @@ struct IncomingFileTests {
             let setup = try F.setUp(in: root)
             let bytes = F.data(12_000, seed: 99)
             let manifest = F.manifest(bytes, chunkLengths: [4000, 4000, 4000])
-            let honest = try IncomingFile.open(in: setup.staging, manifest: manifest)
+            let honest = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
             try honest.write(chunkAt: 0, bytes: F.chunk(0, of: bytes, manifest))
             try honest.write(chunkAt: 1, bytes: F.chunk(1, of: bytes, manifest))
             let garbage = F.data(8000, seed: 1234)
@@ -290,7 +295,7 @@ struct IncomingFileTests {
                 : FileManifest(path: "lie", size: 12_000, modificationTimeNs: 0, fileHash: manifest.fileHash,
                                chunks: [ChunkRef(length: 8000, hash: Blake2b.hash(garbage)),
                                         ChunkRef(length: 4000, hash: manifest.chunks[2].hash)])
-            let liar = try IncomingFile.open(in: setup.staging, manifest: lie)
+            let liar = try IncomingFile.prepare(in: setup.staging, manifest: lie)
             if !truncate { try liar.write(chunkAt: 0, bytes: garbage) }
             try honest.write(chunkAt: 2, bytes: F.chunk(2, of: bytes, manifest))
             #expect(throws: ReceiveError.self) { _ = try honest.finish() }
@@ -304,9 +309,9 @@ struct IncomingFileTests {
             let setup = try F.setUp(in: root)
             let bytes = F.data(6000, seed: 5)
             let manifest = F.manifest(bytes, chunkLengths: [3000, 3000])
-            let first = try IncomingFile.open(in: setup.staging, manifest: manifest)
-            let second = try IncomingFile.open(in: setup.staging, manifest: manifest)  // marks it shared
+            let first = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
             try first.write(chunkAt: 0, bytes: F.chunk(0, of: bytes, manifest))
+            let second = try IncomingFile.prepare(in: setup.staging, manifest: manifest)  // marks it shared
             try first.write(chunkAt: 1, bytes: F.chunk(1, of: bytes, manifest))
             let staged = try first.finish()
             _ = second
@@ -324,11 +329,11 @@ struct IncomingFileTests {
             let setup = try F.setUp(in: root)
             let bytes = F.data(6000, seed: 21)
             let manifest = F.manifest(bytes, chunkLengths: [1000, 1000, 1000, 1000, 1000, 1000])
-            let first = try IncomingFile.open(in: setup.staging, manifest: manifest)
+            let first = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
             for index in 0..<3 { try first.write(chunkAt: index, bytes: F.chunk(index, of: bytes, manifest)) }
 
-            let second = try IncomingFile.open(in: setup.staging, manifest: manifest)
-            #expect(try second.verifiedChunks().indices == [0, 1, 2])
+            let second = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
+            #expect(second.presentChunks.indices == [0, 1, 2])
             for index in 3..<6 { try second.write(chunkAt: index, bytes: F.chunk(index, of: bytes, manifest)) }
             let staged = try second.finish()
 
@@ -336,14 +341,15 @@ struct IncomingFileTests {
             #expect(throws: ReceiveError.partialTaken(fileHash: manifest.fileHash)) {
                 try first.write(chunkAt: 3, bytes: F.chunk(3, of: bytes, manifest))
             }
+            try staged.prepareForInstall(modificationTimeNs: manifest.modificationTimeNs)
             let path = try F.path("IMG_0001.HEIC")
             #expect(try setup.installer.install([(staged, path)]) == [.installed(path)])
             let installed = setup.library.appendingPathComponent("IMG_0001.HEIC")
             #expect(try F.status(installed).modificationTimeNs == F.mtimeNs, "no late write touched the installed file")
 
             // Reopening starts a fresh partial, filled locally from the installed copy.
-            let reopened = try IncomingFile.open(in: setup.staging, manifest: manifest)
-            #expect(try reopened.verifiedChunks().count == 0)
+            let reopened = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
+            #expect(reopened.presentChunks.count == 0)
             let stamp = FileStamp(try F.status(installed))
             for index in 0..<6 {
                 let location = ChunkLocation(
@@ -367,8 +373,8 @@ struct IncomingFileTests {
             let restarted = try StagingArea(library: try LibraryDirectory(path: setup.library.path))
             #expect(try restarted.recoverInterruptedFiles() == 1)
             #expect(try restarted.partialFileHashes() == [manifest.fileHash])
-            let file = try IncomingFile.open(in: restarted, manifest: manifest)
-            #expect(try file.verifiedChunks().isComplete)
+            let file = try IncomingFile.prepare(in: restarted, manifest: manifest)
+            #expect(file.presentChunks.isComplete)
             _ = try file.finish()
             try restarted.removePartial(fileHash: manifest.fileHash)
         }

@@ -94,7 +94,8 @@ struct ReceiverSymlinkTests {
             let mode = try FileManager.default.attributesOfItem(atPath: setup.stagingURL.path)[.posixPermissions] as? Int
             #expect(mode == 0o700)
             let bytes = F.data(100, seed: 3)
-            _ = try IncomingFile.open(in: setup.staging, manifest: F.manifest(bytes, chunkLengths: [100]))
+            let file = try IncomingFile.prepare(in: setup.staging, manifest: F.manifest(bytes, chunkLengths: [100]))
+            try file.write(chunkAt: 0, bytes: bytes)
             let partial = setup.stagingURL.appendingPathComponent(Blake2b.hash(bytes).hex + ".partial")
             #expect(try FileManager.default.attributesOfItem(atPath: partial.path)[.posixPermissions] as? Int == 0o600)
         }
@@ -109,7 +110,7 @@ struct ReceiverSymlinkTests {
             try F.write([9, 9, 9], to: target)
             try F.symlink(setup.stagingURL.appendingPathComponent(manifest.fileHash.hex + ".partial"), to: target)
 
-            let file = try IncomingFile.open(in: setup.staging, manifest: manifest)
+            let file = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
             try file.write(chunkAt: 0, bytes: bytes)
             _ = try file.finish()
             #expect(try F.read(target) == [9, 9, 9])
@@ -125,7 +126,7 @@ struct ReceiverSymlinkTests {
             try F.write(Array(repeating: 7, count: 4096), to: victim)
             try FileManager.default.linkItem(at: victim, to: setup.stagingURL.appendingPathComponent(manifest.fileHash.hex + ".partial"))
 
-            let file = try IncomingFile.open(in: setup.staging, manifest: manifest)
+            let file = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
             try file.write(chunkAt: 0, bytes: bytes)
             #expect(try F.read(victim) == Array(repeating: 7, count: 4096))
         }
@@ -139,7 +140,7 @@ struct ReceiverSymlinkTests {
             try F.write(bytes, to: setup.outside.appendingPathComponent("secret"))
             try F.symlink(setup.library.appendingPathComponent("link"), to: setup.outside.appendingPathComponent("secret"))
             try F.symlink(setup.library.appendingPathComponent("dir"), to: setup.outside)
-            let file = try IncomingFile.open(in: setup.staging, manifest: manifest)
+            let file = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
             let stamp = FileStamp(size: 2048, modificationTimeNs: 0, inode: 0)
             #expect(try !file.copyChunk(at: 0, from: .library(ChunkLocation(path: "link", offset: 0, length: 2048, stamp: stamp))))
             #expect(try !file.copyChunk(at: 0, from: .library(ChunkLocation(path: "dir/secret", offset: 0, length: 2048, stamp: stamp))))

@@ -22,12 +22,12 @@ enum ReceivingFixtures {
         }
         precondition(offset == bytes.count, "chunk lengths must cover the bytes")
         return FileManifest(
-            path: path, size: UInt64(bytes.count), modificationTimeNs: mtimeNs, fileHash: Blake2b.hash(bytes), chunks: chunks)
+            path: RelativePath(path), size: UInt64(bytes.count), modificationTimeNs: mtimeNs, fileHash: Blake2b.hash(bytes), chunks: chunks)
     }
 
     /// A manifest cut by the real chunker (default FastCDC parameters).
     static func chunkedManifest(_ bytes: [UInt8], path: String = "VID_0001.MOV") -> FileManifest {
-        FileManifest(path: path, contents: bytes, modificationTimeNs: mtimeNs)
+        FileManifest(path: RelativePath(path), contents: bytes, modificationTimeNs: mtimeNs)
     }
 
     static func chunk(_ index: Int, of bytes: [UInt8], _ manifest: FileManifest) -> [UInt8] {
@@ -59,13 +59,16 @@ enum ReceivingFixtures {
         return Setup(root: root, library: library, outside: outside, directory: directory, staging: try StagingArea(library: directory))
     }
 
-    /// Receives `bytes` completely (chunks in the order given, all by default) and finishes.
+    /// Receives `bytes` completely (chunks in reverse order), finishes, and readies the staged
+    /// file for installing with the manifest's mtime, as the importer does for a placement.
     static func stage(_ bytes: [UInt8], _ manifest: FileManifest, in staging: StagingArea) throws -> StagedFile {
-        let file = try IncomingFile.open(in: staging, manifest: manifest)
+        let file = try IncomingFile.prepare(in: staging, manifest: manifest)
         for index in manifest.chunks.indices.reversed() {
             try file.write(chunkAt: index, bytes: chunk(index, of: bytes, manifest))
         }
-        return try file.finish()
+        let staged = try file.finish()
+        try staged.prepareForInstall(modificationTimeNs: manifest.modificationTimeNs)
+        return staged
     }
 
     static func write(_ bytes: [UInt8], to url: URL) throws {

@@ -19,7 +19,7 @@ enum StoreFixtures {
     ) -> FileManifest {
         let chunks = chunkSeeds.map { ChunkRef(length: chunkLength, hash: hash($0)) }
         return FileManifest(
-            path: path, size: UInt64(chunks.count) * UInt64(chunkLength), modificationTimeNs: mtimeNs,
+            path: RelativePath(path), size: UInt64(chunks.count) * UInt64(chunkLength), modificationTimeNs: mtimeNs,
             fileHash: hash(chunkSeeds.reduce(17) { $0 &* 31 &+ $1 }), chunks: chunks)
     }
 }

@@ -67,9 +67,9 @@ import Testing
 
     @Test func frameExamples() throws {
         let expected: [String: WireMessage] = [
-            "hello-frame": .hello(.init(protocolVersion: 1, deviceName: "laptop", softwareVersion: "0.1.0", capabilities: .zstd)),
+            "hello-frame": .hello(.init(protocolVersion: 2, deviceName: "laptop", softwareVersion: "0.1.0", capabilities: .zstd)),
             "ping-frame": .ping(.init(nonce: 0x0102_0304_0506_0708)),
-            "offer-reply-frame": .offerReply(.init(offerID: 7, accepted: true, needed: [
+            "offer-reply-frame": .offerReply(.init(offerID: 7, decision: .accepted, needed: [
                 .init(contentID: Self.exampleContentID, files: [.init(fileIndex: 0, chunks: ChunkIndexSet([0, 1, 2, 5]))]),
             ])),
             "chunk-frame": .chunk(.init(offerID: 7, contentID: Self.exampleContentID, fileIndex: 0, chunkIndex: 5,
@@ -89,6 +89,21 @@ import Testing
         let document = try Self.document()
         #expect(document.contains("form a \(stream.count)-byte stream"))
         #expect(document.contains("(\(stream.count) bytes of plaintext, \(stream.count + 16) bytes"))
+    }
+
+    /// The Offer example: one content at two placements, each with its own mtime.
+    @Test func offerExample() throws {
+        let hello = Array("hello".utf8)
+        func placement(_ path: RelativePath, _ mtime: Int64) -> Asset {
+            Asset(files: [.init(role: .primary, manifest: FileManifest(path: path, contents: hello, modificationTimeNs: mtime))])
+        }
+        let asset = WireFixtures.placed(placement("a.txt", 1_700_000_000_000_000_000), placement("b/a.txt", 1_600_000_000_000_000_000))
+        let message = WireMessage.offer(.init(offerID: 8, assets: [asset]))
+        let documented = try Self.hexExample("offer-frame")
+        #expect(documented == (try message.frame().encoded()))
+        var decoder = FrameDecoder()
+        try decoder.append(documented)
+        #expect(try WireMessage(frame: #require(try decoder.nextFrame())) == message)
     }
 
     @Test func tablesNameTheCodeConstants() throws {

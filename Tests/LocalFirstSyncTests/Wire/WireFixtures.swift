@@ -11,7 +11,7 @@ enum WireFixtures {
             ChunkRef(length: length, hash: hash("\(seed)/chunk/\(index)"))
         }
         return FileManifest(
-            path: path, size: chunkLengths.reduce(0) { $0 + UInt64($1) },
+            path: RelativePath(path), size: chunkLengths.reduce(0) { $0 + UInt64($1) },
             modificationTimeNs: 1_700_000_000_123_456_789, fileHash: hash("\(seed)/file"), chunks: chunks)
     }
 
@@ -29,6 +29,22 @@ enum WireFixtures {
         .init(role: .primary, manifest: manifest(path: "notes/empty.txt", chunkLengths: [], seed: "empty")),
     ])
 
+    /// The photo again in a backup folder, with its own mtime: one content, two placements.
+    static let photoBackup = Asset(files: [
+        .init(role: .primary, manifest: {
+            var copy = photo.files[0].manifest
+            copy.path = "Backup/2024/DSC_0002.JPG"
+            copy.modificationTimeNs = 1_600_000_000_000_000_000
+            return copy
+        }()),
+    ])
+
+    /// Each content with all its placements, as an offer carries it.
+    static func placed(_ placements: Asset...) -> PlacedAsset {
+        guard let asset = PlacedAsset(placements: placements) else { preconditionFailure("placements of different contents") }
+        return asset
+    }
+
     static let compressibleChunk: [UInt8] = Array(String(repeating: "lfsync moves photos between your own devices. ", count: 200).utf8)
 
     static var zstdChunk: WireMessage.Chunk {
@@ -43,16 +59,18 @@ enum WireFixtures {
             .hello(.init(deviceName: "nas", softwareVersion: "9.9.9-beta+build.7", capabilities: WireCapabilities(rawValue: 0xFFFF_FFFF))),
             .connectionDecision(.init(accepted: true)),
             .connectionDecision(.init(accepted: false, reason: "Declined by Anna")),
-            .offer(.init(offerID: 42, assets: [livePhoto, photo, emptyFile])),
+            .offer(.init(offerID: 42, assets: [placed(livePhoto), placed(photo, photoBackup), placed(emptyFile)])),
             .offer(.init(offerID: 43, assets: [])),
-            .offerReply(.init(offerID: 42, accepted: true, needed: [
+            .offer(.init(offerID: 44, push: .init(pushID: 42, isLast: false, fileCount: 9, byteCount: 1_000_000), assets: [placed(photoBackup)])),
+            .offerReply(.init(offerID: 42, decision: .accepted, needed: [
                 .init(contentID: livePhoto.contentID, files: [
                     .init(fileIndex: 2, chunks: ChunkIndexSet([0, 2])),
                     .init(fileIndex: 0, chunks: .all(count: 1)),
                 ]),
                 .init(contentID: photo.contentID, files: [.init(fileIndex: 0, chunks: ChunkIndexSet(ranges: [1..<2]))]),
             ])),
-            .offerReply(.init(offerID: 43, accepted: false, reason: "not enough free space: 12 GB needed, 3 GB free")),
+            .offerReply(.init(offerID: 43, decision: .refused, reason: "not enough free space: 12 GB needed, 3 GB free")),
+            .offerReply(.init(offerID: 44, decision: .declined, reason: "declined by Anna")),
             .chunk(.init(offerID: 42, contentID: photo.contentID, fileIndex: 0, chunkIndex: 1,
                          payload: .raw(Array(repeating: 0xA5, count: 1000)))),
             .chunk(zstdChunk),

@@ -67,21 +67,20 @@ import Testing
 
     /// Checks what a successful decode promises: it re-encodes (we never
     /// accept what we would refuse to send), decodes back to the same value,
-    /// is canonical (same bytes, except offers, whose assets are re-sorted
-    /// into canonical file order), and stays within every limit.
+    /// is canonical (the same bytes: every message, offers included, has one
+    /// encoding), and stays within every limit.
     static func checkDecoded(_ message: WireMessage, from frame: Frame, decompressor: borrowing ZstdDecompressor) {
         do {
             let reencoded = try message.frame()
             #expect(try WireMessage(frame: reencoded) == message)
-            if message.type != .offer {
-                #expect(reencoded == frame, "non-canonical encoding accepted for \(message.type)")
-            }
+            #expect(reencoded == frame, "non-canonical encoding accepted for \(message.type)")
         } catch {
             Issue.record("decoded \(message.type) does not re-encode: \(error)")
         }
         switch message {
         case let .offer(offer):
             #expect(offer.assets.count <= WireMessage.Offer.maxAssets)
+            #expect(offer.assets.reduce(0) { $0 + $1.placedFileCount } <= WireMessage.Offer.maxPlacedFiles)
             for asset in offer.assets {
                 #expect(asset.files.count <= Asset.Limits.maxFilesPerAsset)
                 #expect(asset.files.allSatisfy { $0.manifest.chunks.count <= FileManifest.Limits.maxChunkCount })

@@ -25,7 +25,7 @@ import Testing
     }
 
     @Test func offerKeepsCanonicalFileOrderAndContentIDs() throws {
-        guard case let .offer(offer) = try roundTrip(.offer(.init(offerID: 1, assets: [WireFixtures.livePhoto]))) else {
+        guard case let .offer(offer) = try roundTrip(.offer(.init(offerID: 1, assets: [WireFixtures.placed(WireFixtures.livePhoto)]))) else {
             Issue.record("not an offer"); return
         }
         let asset = try #require(offer.assets.first)
@@ -38,13 +38,15 @@ import Testing
     }
 
     @Test func unsupportedHelloVersionGetsAClearError() throws {
-        var hello = WireMessage.Hello(deviceName: "future", softwareVersion: "9.0")
-        hello.protocolVersion = 2
-        let frame = try WireMessage.hello(hello).frame()
-        #expect(throws: WireError.unsupportedProtocolVersion(2)) { try WireMessage(frame: frame) }
-        let reply = WireMessage.ErrorMessage(for: .unsupportedProtocolVersion(2))
+        for version: UInt16 in [1, 3] {
+            var hello = WireMessage.Hello(deviceName: "elsewhen", softwareVersion: "9.0")
+            hello.protocolVersion = version
+            let frame = try WireMessage.hello(hello).frame()
+            #expect(throws: WireError.unsupportedProtocolVersion(version)) { try WireMessage(frame: frame) }
+        }
+        let reply = WireMessage.ErrorMessage(for: .unsupportedProtocolVersion(3))
         #expect(reply.code == .unsupportedProtocolVersion)
-        #expect(reply.message.contains("protocol version 2 is not supported"))
+        #expect(reply.message.contains("protocol version 3 is not supported"))
         #expect(try roundTrip(.error(reply)) == .error(reply))
     }
 
@@ -76,7 +78,7 @@ import Testing
         }
         // The same rules hold when decoding what a peer sent.
         var writer = ByteWriter()
-        writer.write(UInt16(1))
+        writer.write(WireProtocol.version)
         writer.writeString("evil\u{07}")
         writer.writeString("1.0")
         writer.write(UInt32(0))
@@ -98,62 +100,127 @@ import Testing
         #expect(throws: WireError.malformed(.receipt, .invalidValue("receipt outcome 2"))) { try decode(.receipt, receipt) }
     }
 
-    @Test func offerCountIsCheckedBeforeAllocation() throws {
+    /// Offer ID and a push header: what precedes the asset count.
+    private func offerHeader(offerID: UInt64 = 1) -> ByteWriter {
         var writer = ByteWriter()
-        writer.write(UInt64(1))
+        writer.write(offerID)
+        WireMessage.PushHeader(pushID: offerID, isLast: true, fileCount: 1, byteCount: 1).encode(into: &writer)
+        return writer
+    }
+
+    @Test func offerCountIsCheckedBeforeAllocation() throws {
+        var writer = offerHeader()
         writer.write(UInt32.max)
         #expect(throws: WireError.malformed(.offer, .countOverLimit(count: Int(UInt32.max), limit: WireMessage.Offer.maxAssets))) {
             try decode(.offer, writer.bytes)
         }
         // Under the limit but more than the payload could hold: refused before reserving.
-        writer = ByteWriter()
-        writer.write(UInt64(1))
+        writer = offerHeader()
         writer.write(UInt32(WireMessage.Offer.maxAssets))
         #expect(throws: WireError.self) { try decode(.offer, writer.bytes + [UInt8](repeating: 0, count: 100)) }
     }
 
-    @Test func offerRejectsDuplicatesAndTooManyAssets() throws {
-        let duplicate = WireMessage.offer(.init(offerID: 1, assets: [WireFixtures.photo, WireFixtures.photo]))
+    @Test func offerRejectsDuplicatesAndRepeatedPaths() throws {
+        let photo = WireFixtures.placed(WireFixtures.photo)
+        let duplicate = WireMessage.offer(.init(offerID: 1, assets: [photo, photo]))
         #expect(throws: WireError.self) { try duplicate.frame() }
         // Build the duplicate by hand to check the decoder too.
-        var writer = ByteWriter()
-        writer.write(UInt64(1))
+        var writer = offerHeader()
         writer.write(UInt32(2))
-        WireFixtures.photo.encode(into: &writer)
-        WireFixtures.photo.encode(into: &writer)
+        photo.encode(into: &writer)
+        photo.encode(into: &writer)
+        #expect(throws: WireError.malformed(.offer, .invalidValue("asset \(photo.contentID.hash.shortHex) offered twice"))) {
+            try decode(.offer, writer.bytes)
+        }
+        // One path standing for two contents: refused (the receiver could land only one of them).
+        var other = WireFixtures.livePhoto.files.map { $0 }
+        other[0].manifest.path = WireFixtures.photo.files[0].manifest.path
+        let clash = WireFixtures.placed(Asset(files: other))
+        writer = offerHeader()
+        writer.write(UInt32(2))
+        photo.encode(into: &writer)
+        clash.encode(into: &writer)
         #expect(throws: WireError.self) { try decode(.offer, writer.bytes) }
     }
 
-    @Test func offerBatchesRespectLimits() throws {
-        let assets = (0..<50).map { index in
-            Asset(files: [.init(role: .primary, manifest: WireFixtures.manifest(
-                path: "p/\(index).jpg", chunkLengths: Array(repeating: 70_000, count: index % 7 + 1), seed: "b\(index)"))])
+    /// The bytes of an offer: header and one asset written field by field, so each
+    /// rule of PROTOCOL.md's Asset encoding can be broken on purpose.
+    private func offer(files: [(role: FileRole, hash: Hash256, chunks: [UInt32])], placements: [[String]]) -> [UInt8] {
+        var writer = offerHeader()
+        writer.write(UInt32(1))
+        writer.write(UInt16(files.count))
+        for file in files {
+            writer.write(file.role.rawValue)
+            writer.write(file.chunks.reduce(UInt64(0)) { $0 + UInt64($1) })
+            writer.write(file.hash)
+            writer.write(UInt32(file.chunks.count))
+            for (chunk, length) in file.chunks.enumerated() {
+                writer.write(length)
+                writer.write(WireFixtures.hash("\(file.hash)/\(chunk)"))
+            }
         }
-        let batches = try WireMessage.Offer.batches(of: assets, maxAssets: 8, maxPayloadLength: 2_000)
-        #expect(batches.flatMap { $0 } == assets)
-        for batch in batches {
-            #expect(batch.count <= 8)
-            let frame = try WireMessage.offer(.init(offerID: 1, assets: batch)).frame()
-            #expect(frame.payload.count <= 2_000)
-            #expect(batch.reduce(12) { $0 + $1.wireLength } == frame.payload.count, "wireLength is exact")
+        writer.write(UInt32(placements.count))
+        for placement in placements {
+            for path in placement {
+                writer.writeString(path)
+                writer.write(Int64(0))
+            }
         }
-        #expect(throws: WireError.self) { try WireMessage.Offer.batches(of: assets, maxPayloadLength: 100) }
+        return writer.bytes
+    }
+
+    @Test func offerAssetsHaveOneCanonicalEncoding() throws {
+        let (low, high) = [WireFixtures.hash("a"), WireFixtures.hash("b")].sorted().pair
+        // Valid: files by role then hash; tied identical files by path bytes.
+        let valid = offer(files: [(.primary, low, [10]), (.sidecar, low, [5]), (.sidecar, high, [5])],
+                          placements: [["a.jpg", "a.aae", "a.xmp"], ["b/a.jpg", "b/a.aae", "b/a.xmp"]])
+        guard case let .offer(decoded) = try decode(.offer, valid) else { Issue.record("not an offer"); return }
+        #expect(decoded.assets.first?.placements.count == 2)
+        #expect(decoded.assets.first?.placements[1].files.map(\.manifest.path) == ["b/a.jpg", "b/a.aae", "b/a.xmp"])
+        // Roles out of order.
+        #expect(throws: WireError.self) {
+            try decode(.offer, offer(files: [(.sidecar, low, [5]), (.primary, low, [10])], placements: [["x.aae", "x.jpg"]]))
+        }
+        // Hashes out of order within a role.
+        #expect(throws: WireError.self) {
+            try decode(.offer, offer(files: [(.sidecar, high, [5]), (.sidecar, low, [5])], placements: [["x.aae", "x.xmp"]]))
+        }
+        // Two files with one hash but different chunk lists.
+        #expect(throws: WireError.self) {
+            try decode(.offer, offer(files: [(.sidecar, low, [5]), (.sidecar, low, [6])], placements: [["x.aae", "y.aae"]]))
+        }
+        // Tied identical files must list their paths in byte order...
+        #expect(throws: WireError.self) {
+            try decode(.offer, offer(files: [(.sidecar, low, [5]), (.sidecar, low, [5])], placements: [["y.aae", "x.aae"]]))
+        }
+        // ...which is not Unicode order: NFD "e\u{301}" (0x65 …) sorts before NFC "é" (0xC3 …).
+        let nfd = "cafe\u{301}.aae", nfc = "caf\u{E9}.aae"
+        _ = try decode(.offer, offer(files: [(.sidecar, low, [5]), (.sidecar, low, [5])], placements: [[nfd, nfc]]))
+        #expect(throws: WireError.self) {
+            try decode(.offer, offer(files: [(.sidecar, low, [5]), (.sidecar, low, [5])], placements: [[nfc, nfd]]))
+        }
+        // An asset needs a placement.
+        #expect(throws: WireError.self) { try decode(.offer, offer(files: [(.primary, low, [10])], placements: [])) }
+        // NFC and NFD twins are two paths: both may be offered.
+        _ = try decode(.offer, offer(files: [(.primary, low, [10])], placements: [[nfc], [nfd]]))
     }
 
     @Test func offerReplyRules() throws {
         let entry = WireMessage.NeededChunks(contentID: WireFixtures.photo.contentID, files: [.init(fileIndex: 0, chunks: .all(count: 2))])
-        #expect(throws: WireError.self) { try WireMessage.offerReply(.init(offerID: 1, accepted: false, needed: [entry])).frame() }
-        #expect(throws: WireError.self) { try WireMessage.offerReply(.init(offerID: 1, accepted: true, needed: [entry, entry])).frame() }
+        #expect(throws: WireError.self) { try WireMessage.offerReply(.init(offerID: 1, decision: .declined, needed: [entry])).frame() }
+        #expect(throws: WireError.self) { try WireMessage.offerReply(.init(offerID: 1, decision: .refused, needed: [entry])).frame() }
+        #expect(throws: WireError.self) { try WireMessage.offerReply(.init(offerID: 1, decision: .accepted, needed: [entry, entry])).frame() }
+        #expect(throws: WireError.malformed(.offerReply, .invalidValue("decision 3"))) { try decode(.offerReply, [0, 0, 0, 0, 0, 0, 0, 1, 3, 0, 0, 0, 0, 0]) }
         let tooFar = WireMessage.NeededChunks(contentID: WireFixtures.photo.contentID, files: [
             .init(fileIndex: 0, chunks: .all(count: UInt32(FileManifest.Limits.maxChunkCount) + 1)),
         ])
-        #expect(throws: WireError.self) { try WireMessage.offerReply(.init(offerID: 1, accepted: true, needed: [tooFar])).frame() }
+        #expect(throws: WireError.self) { try WireMessage.offerReply(.init(offerID: 1, decision: .accepted, needed: [tooFar])).frame() }
 
         // Non-canonical ranges from a peer (overlapping, adjacent, empty) are refused.
         for ranges: [(UInt32, UInt32)] in [[(0, 2), (1, 1)], [(0, 2), (2, 1)], [(3, 0)], [(5, 1), (0, 1)]] {
             var writer = ByteWriter()
             writer.write(UInt64(1))
-            writer.write(UInt8(1))
+            writer.write(UInt8(0))  // accepted
             writer.write(UInt8(0))
             writer.write(UInt32(1))
             writer.write(WireFixtures.photo.contentID.hash)
@@ -220,4 +287,9 @@ import Testing
             #expect(!error.description.isEmpty)
         }
     }
+}
+
+private extension Array {
+    /// The two elements of a two-element array.
+    var pair: (Element, Element) { (self[0], self[1]) }
 }

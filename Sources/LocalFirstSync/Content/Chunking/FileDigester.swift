@@ -52,7 +52,7 @@ public struct FileDigester: Sendable {
             throw .changedWhileReading(path: relativePath)
         }
         let manifest = FileManifest(
-            path: relativePath, size: after.size, modificationTimeNs: after.modificationTimeNs,
+            path: RelativePath(relativePath), size: after.size, modificationTimeNs: after.modificationTimeNs,
             fileHash: fileHash, chunks: chunks)
         return (manifest, after)
     }

@@ -15,8 +15,9 @@
 ///    RAW) has stem X. An unclaimed sidecar is its own primary.
 /// 5. Everything else is a single-file asset.
 ///
-/// Stems compare case-insensitively. The output is deterministic: members in
-/// `GroupedAsset` order, assets sorted by primary path.
+/// Stems compare case-insensitively, names otherwise by their bytes. The
+/// output is deterministic: members in `GroupedAsset` order, assets sorted by
+/// primary path bytes.
 public enum AssetGrouper {
     /// Stills that can be the photo of a Live Photo when pairing by name.
     static let livePhotoStillExtensions: Set<String> = ["heic", "heif", "jpg", "jpeg"]
@@ -27,8 +28,8 @@ public enum AssetGrouper {
     static let rawCompanionExtensions: Set<String> = ["jpg", "jpeg", "heic", "heif"]
 
     public static func group(_ candidates: [GroupingCandidate]) -> [GroupedAsset] {
-        var seenPaths = Set<String>()
-        var filesByDirectory: [String: [GroupingFile]] = [:]
+        var seenPaths = Set<RelativePath>()
+        var filesByDirectory: [RelativePath: [GroupingFile]] = [:]
         for candidate in candidates where seenPaths.insert(candidate.path).inserted {
             let file = GroupingFile(candidate)
             filesByDirectory[file.directory, default: []].append(file)

@@ -34,10 +34,10 @@ struct DirectoryGrouping {
     }
 
     private mutating func pairLivePhotosByIdentifier() {
-        var stills: [String: [Int]] = [:]
-        var videos: [String: [Int]] = [:]
+        var stills: [NameKey: [Int]] = [:]
+        var videos: [NameKey: [Int]] = [:]
         for index in files.indices {
-            guard let identifier = files[index].contentIdentifier else { continue }
+            guard let identifier = files[index].contentIdentifier.map(NameKey.init) else { continue }
             switch files[index].mediaType {
             case .stillImage: stills[identifier, default: []].append(index)
             case .video: videos[identifier, default: []].append(index)
@@ -55,7 +55,7 @@ struct DirectoryGrouping {
     }
 
     private mutating func pairLivePhotosByBasename() {
-        var videosByStem: [String: [Int]] = [:]
+        var videosByStem: [NameKey: [Int]] = [:]
         for index in files.indices
         where files[index].mediaType == .video && owner[index] == nil
             && AssetGrouper.livePhotoVideoExtensions.contains(files[index].fileExtension) {
@@ -76,11 +76,11 @@ struct DirectoryGrouping {
     /// Names may pair only where metadata does not contradict them.
     private func identifiersAllowPairing(_ first: Int, _ second: Int) -> Bool {
         guard let one = files[first].contentIdentifier, let other = files[second].contentIdentifier else { return true }
-        return one == other
+        return NameKey(one) == NameKey(other)
     }
 
     private mutating func pairRaws() {
-        var stillsByStem: [String: [Int]] = [:]
+        var stillsByStem: [NameKey: [Int]] = [:]
         for index in files.indices
         where files[index].mediaType == .stillImage && AssetGrouper.rawCompanionExtensions.contains(files[index].fileExtension) {
             stillsByStem[files[index].stemKey, default: []].append(index)
@@ -93,15 +93,16 @@ struct DirectoryGrouping {
     }
 
     private mutating func attachSidecars() {
-        var headByExactName: [String: Int] = [:]
-        var headByLowercasedName: [String: Int] = [:]
-        var headsByStem: [String: [Int]] = [:]
-        var rawOwnersByStem: [String: [Int]] = [:]
+        var headByExactName: [NameKey: Int] = [:]
+        var headByLowercasedName: [NameKey: Int] = [:]
+        var headsByStem: [NameKey: [Int]] = [:]
+        var rawOwnersByStem: [NameKey: [Int]] = [:]
         for index in files.indices where files[index].mediaType != .sidecar {
             let head = owner[index] ?? index
-            headByExactName[files[index].name] = head
-            if headByLowercasedName[files[index].name.lowercased()] == nil {
-                headByLowercasedName[files[index].name.lowercased()] = head
+            headByExactName[NameKey(files[index].name)] = head
+            let lowercased = NameKey(files[index].name.lowercased())
+            if headByLowercasedName[lowercased] == nil {
+                headByLowercasedName[lowercased] = head
             }
             if owner[index] == nil {
                 headsByStem[files[index].stemKey, default: []].append(index)
@@ -119,7 +120,7 @@ struct DirectoryGrouping {
             let base = GroupingFile.stem(of: files[sidecar].name)
             var head: Int?
             if !MediaType.lowercasedExtension(of: base).isEmpty {
-                head = headByExactName[base] ?? headByLowercasedName[base.lowercased()]
+                head = headByExactName[NameKey(base)] ?? headByLowercasedName[NameKey(base.lowercased())]
             }
             if head == nil {
                 head = headsByStem[files[sidecar].stemKey]?.first ?? rawOwnersByStem[files[sidecar].stemKey]?.first

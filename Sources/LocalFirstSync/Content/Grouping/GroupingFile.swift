@@ -1,14 +1,18 @@
 /// The grouper's working record for one candidate: the path split once into
 /// the parts the pairing rules compare.
+///
+/// Names are compared as bytes (`NameKey`), like every path in lfsync: two
+/// spellings of one name in different Unicode normalisations are two files,
+/// and pairing must not depend on which of them a hash table met first.
 struct GroupingFile {
-    let path: String
+    let path: RelativePath
     /// Everything before the last "/" ("" at the library root).
-    let directory: String
+    let directory: RelativePath
     /// The last path component.
     let name: String
     /// `name` without its last extension, lowercased: the key for
     /// case-insensitive "same basename" rules (IMG_0001.HEIC ~ img_0001.mov).
-    let stemKey: String
+    let stemKey: NameKey
     /// Lowercased extension without the dot, "" when none.
     let fileExtension: String
     let mediaType: MediaType
@@ -16,22 +20,26 @@ struct GroupingFile {
 
     init(_ candidate: GroupingCandidate) {
         path = candidate.path
-        if let slash = path.lastIndex(of: "/") {
-            directory = String(path[..<slash])
-            name = String(path[path.index(after: slash)...])
-        } else {
-            directory = ""
-            name = path
-        }
+        directory = path.directory
+        name = path.name
         fileExtension = MediaType.lowercasedExtension(of: name)
-        stemKey = Self.stem(of: name).lowercased()
+        stemKey = NameKey(Self.stem(of: name).lowercased())
         mediaType = MediaType(path: name)
         contentIdentifier = candidate.contentIdentifier
     }
 
     /// `name` without its last extension; a leading dot (".hidden") is not one.
     static func stem(of name: String) -> String {
-        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return name }
+        guard let dot = name.utf8.lastIndex(of: UInt8(ascii: ".")), dot != name.utf8.startIndex else { return name }
         return String(name[..<dot])
+    }
+}
+
+/// A file name (or part of one) as a dictionary key that compares by bytes.
+struct NameKey: Hashable {
+    let bytes: [UInt8]
+
+    init(_ text: String) {
+        bytes = Array(text.utf8)
     }
 }

@@ -17,11 +17,17 @@ public enum AppleContentIdentifierReader {
     /// Only regular files are opened, without following a symlink (`O_NOFOLLOW`):
     /// a FIFO named like a photo would block the scan, a link could lead out of the library.
     public static func contentIdentifier(ofFileAt url: URL) -> String? {
-        switch MediaType(path: url.path) {
+        contentIdentifier(ofFileAtPath: url.path)
+    }
+
+    /// The same for a path given as it is on disk (no `URL` round trip, whose
+    /// normalisation rules are not ours to rely on).
+    public static func contentIdentifier(ofFileAtPath path: String) -> String? {
+        switch MediaType(path: path) {
         case .stillImage, .video: break
         case .raw, .sidecar, .other: return nil
         }
-        guard let file = try? ReadOnlyFile(path: url.path, nonBlocking: true),
+        guard let file = try? ReadOnlyFile(path: path, nonBlocking: true),
               (try? file.status())?.kind == .regular,
               let source = try? FileMediaSource(file: file) else { return nil }
         return try? contentIdentifier(in: source, format: nil)

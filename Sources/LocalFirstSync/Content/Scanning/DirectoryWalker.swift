@@ -10,19 +10,19 @@ import Glibc
 /// files are reported as skipped, never followed.
 struct DirectoryWalker {
     struct Entry: Sendable {
-        var relativePath: String
+        var relativePath: RelativePath
         var status: FileStatus
     }
 
     static let maxDepth = 128
 
     let rootPath: String
-    /// Top-level names that belong to lfsync itself (its staging and state).
-    let excludedTopLevelNames: Set<String>
+    /// Top-level names that belong to lfsync itself (its staging and state), as bytes.
+    let excludedTopLevelNames: Set<[UInt8]>
 
     init(rootPath: String, excludedTopLevelNames: Set<String> = [LibraryLayout.stateDirectoryName]) {
         self.rootPath = rootPath
-        self.excludedTopLevelNames = excludedTopLevelNames
+        self.excludedTopLevelNames = Set(excludedTopLevelNames.map { Array($0.utf8) })
     }
 
     func walk() throws(SystemError) -> (files: [Entry], skipped: [SkippedEntry]) {
@@ -36,11 +36,11 @@ struct DirectoryWalker {
 
     /// Takes ownership of `descriptor` and closes it.
     private func walk(
-        directory descriptor: Int32, prefix: String, depth: Int,
+        directory descriptor: Int32, prefix: RelativePath, depth: Int,
         files: inout [Entry], skipped: inout [SkippedEntry]
     ) throws(SystemError) {
         guard let stream = fdopendir(descriptor) else {
-            let error = SystemError.current("opendir", path: prefix.isEmpty ? rootPath : prefix)
+            let error = SystemError.current("opendir", path: prefix.string.isEmpty ? rootPath : prefix.string)
             close(descriptor)
             throw error
         }
@@ -55,12 +55,13 @@ struct DirectoryWalker {
         }
         names.sort { $0.lexicographicallyPrecedes($1) }
         for rawName in names {
+            if prefix.string.isEmpty, excludedTopLevelNames.contains(rawName) { continue }
             guard let name = String(validating: rawName, as: UTF8.self) else {
-                skipped.append(SkippedEntry(path: prefix + String(decoding: rawName, as: UTF8.self), reason: "name is not valid UTF-8"))
+                // Shown with replacement characters: the wire and the caches carry UTF-8 only.
+                skipped.append(SkippedEntry(path: prefix.appending(String(decoding: rawName, as: UTF8.self)), reason: "name is not valid UTF-8"))
                 continue
             }
-            let relative = prefix + name
-            if prefix.isEmpty, excludedTopLevelNames.contains(name) { continue }
+            let relative = prefix.appending(name)
             var raw = stat()
             guard fstatat(descriptor, name, &raw, AT_SYMLINK_NOFOLLOW) == 0 else {
                 skipped.append(SkippedEntry(path: relative, reason: SystemError.current("stat").message))
@@ -69,10 +70,12 @@ struct DirectoryWalker {
             let status = FileStatus(raw)
             switch status.kind {
             case .regular:
-                if relative.utf8.count > FileManifest.Limits.maxPathBytes {
-                    skipped.append(SkippedEntry(path: relative, reason: "path longer than \(FileManifest.Limits.maxPathBytes) bytes"))
-                } else {
+                // What a receiver would refuse is never offered: it is listed, with the rule it breaks.
+                do {
+                    _ = try LibraryPath.validate(relative)
                     files.append(Entry(relativePath: relative, status: status))
+                } catch {
+                    skipped.append(SkippedEntry(path: relative, reason: "cannot be sent: \(error.reason)"))
                 }
             case .directory:
                 guard depth + 1 < Self.maxDepth else {
@@ -84,7 +87,7 @@ struct DirectoryWalker {
                     skipped.append(SkippedEntry(path: relative, reason: SystemError.current("open").message))
                     continue
                 }
-                try walk(directory: child, prefix: relative + "/", depth: depth + 1, files: &files, skipped: &skipped)
+                try walk(directory: child, prefix: relative, depth: depth + 1, files: &files, skipped: &skipped)
             case .symlink:
                 skipped.append(SkippedEntry(path: relative, reason: "symbolic link (not followed)"))
             case .other:

@@ -10,7 +10,7 @@ public struct LibraryScan: Sendable {
         public var seconds: Double = 0
     }
 
-    /// Sorted by primary path.
+    /// Sorted by primary path (bytes).
     public var assets: [Asset]
     public var skipped: [SkippedEntry]
     public var statistics: Statistics
@@ -18,9 +18,9 @@ public struct LibraryScan: Sendable {
     /// manifest is known to describe its bytes: a sender that still finds
     /// exactly this with `fstat` after reading a chunk need not hash the chunk
     /// again. Files that changed too shortly before they were hashed are absent.
-    public var settledStatus: [String: FileStatus]
+    public var settledStatus: [RelativePath: FileStatus]
 
-    public init(assets: [Asset], skipped: [SkippedEntry], statistics: Statistics, settledStatus: [String: FileStatus] = [:]) {
+    public init(assets: [Asset], skipped: [SkippedEntry], statistics: Statistics, settledStatus: [RelativePath: FileStatus] = [:]) {
         self.assets = assets
         self.skipped = skipped
         self.statistics = statistics

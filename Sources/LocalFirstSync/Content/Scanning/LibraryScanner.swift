@@ -49,12 +49,12 @@ public struct LibraryScanner: Sendable {
         do { walked = try DirectoryWalker(rootPath: rootPath).walk() } catch { throw .cannotOpenLibrary(error) }
         var skipped = walked.skipped
 
-        let cached: [String: IndexedFile]
+        let cached: [RelativePath: IndexedFile]
         do { cached = try cache?.loadAll() ?? [:] } catch { throw .cache(error) }
 
         var known: [ScannedFile] = []
         var misses: [DirectoryWalker.Entry] = []
-        var settled: [String: FileStatus] = [:]
+        var settled: [RelativePath: FileStatus] = [:]
         for entry in walked.files {
             if let hit = cached[entry.relativePath], hit.isUnchanged(entry.status) {
                 known.append(hit)
@@ -126,12 +126,12 @@ public struct LibraryScanner: Sendable {
             releaseScratch: { $0.deallocate() },
             body: { position, buffer -> Result<ScannedFile, FileDigester.Failure> in
                 let entry = entries[order[position]]
-                let absolute = root + "/" + entry.relativePath
+                let absolute = root + "/" + entry.relativePath.string
                 let outcome = Result { () throws(FileDigester.Failure) in
                     let startedNs = Self.wallClockNs()
                     let (manifest, status) = try digester.manifest(
-                        absolutePath: absolute, relativePath: entry.relativePath, expected: entry.status, buffer: buffer)
-                    let identifier = AppleContentIdentifierReader.contentIdentifier(ofFileAt: URL(fileURLWithPath: absolute))
+                        absolutePath: absolute, relativePath: entry.relativePath.string, expected: entry.status, buffer: buffer)
+                    let identifier = AppleContentIdentifierReader.contentIdentifier(ofFileAtPath: absolute)
                     // File times come from a coarse clock: a write just after we read, within the same
                     // tick, would leave the ctime as it was. Only a file left alone for a while before
                     // we read it can be recognised later by its ctime; any other is hashed again.

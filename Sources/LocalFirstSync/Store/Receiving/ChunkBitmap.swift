@@ -26,6 +26,15 @@ public struct ChunkBitmap: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    public mutating func remove(_ index: Int) {
+        precondition(index >= 0 && index < chunkCount, "chunk index out of range")
+        let bit: UInt64 = 1 << UInt64(index & 63)
+        if words[index >> 6] & bit != 0 {
+            words[index >> 6] &= ~bit
+            count -= 1
+        }
+    }
+
     public var isComplete: Bool { count == chunkCount }
     public var missingCount: Int { chunkCount - count }
 

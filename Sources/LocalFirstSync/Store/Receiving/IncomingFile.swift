@@ -3,9 +3,20 @@ import Glibc
 #endif
 internal import CLinux
 
-/// One file being received: chunks land in its partial in the staging area;
-/// `finish()` checks the whole against the file hash and turns it into a
-/// `StagedFile`.
+/// One file content being received: chunks land in its partial in the
+/// staging area; `finish()` checks the whole against the file hash and turns
+/// it into a `StagedFile`. Only the content matters here — size, file hash
+/// and chunk list — not the paths it will stand at.
+///
+/// **No descriptor held.** A library of 200,000 files must not need 200,000
+/// open files, nor even one per file of an offer. The partial is created
+/// lazily, by the first chunk written to it (a plan that is declined or fails
+/// leaves nothing behind, not even an empty sparse file), and every operation
+/// opens it by name and closes it again: the receiver holds at most one
+/// partial descriptor per operation in progress, whatever the size of the
+/// push. Opening by name is also the ownership check: the descriptor must
+/// lead to the very inode this object created or adopted (see
+/// `StagingArea`), or the partial was taken by another transfer.
 ///
 /// **One hash per received byte.** A chunk from the peer is written after its
 /// length is checked; its own hash is checked only when the partial is shared
@@ -13,34 +24,34 @@ internal import CLinux
 /// partial's bytes are all covered by the file hash `finish()` checks before
 /// anything is installed, so hashing each chunk as well would be a second
 /// BLAKE2b pass over every byte for nothing. A partial may therefore hold
-/// bytes nobody has verified yet, and nothing trusts them unchecked: reopening
-/// re-hashes every chunk (`verifiedChunks()`), and a chunk copied out of a
+/// bytes nobody has verified yet, and nothing trusts them unchecked: adopting
+/// a partial re-hashes every chunk (`prepare`), and a chunk copied out of a
 /// partial is re-hashed (`copyChunk(at:from:)`).
 ///
 /// **Resume without bookkeeping.** Nothing records which chunks have arrived:
-/// the partial is its own record. After a crash of either side,
-/// `verifiedChunks()` re-hashes each chunk range of the partial and keeps the
-/// ones that match the manifest. The cost is one read of the partial's data
-/// on resume (ranges that are still holes in the sparse file are skipped
-/// without reading); in exchange a journal can never disagree with the data,
-/// and a chunk torn by the crash simply fails its hash and is fetched again.
+/// the partial is its own record. After a crash of either side, `prepare`
+/// re-hashes each chunk range of the partial and keeps the ones that match
+/// the manifest. The cost is one read of the partial's data on resume (ranges
+/// that are still holes in the sparse file are skipped without reading); in
+/// exchange a journal can never disagree with the data, and a chunk torn by
+/// the crash simply fails its hash and is fetched again.
 ///
 /// Memory is bounded by one chunk (≤ 16 MiB, typically ≤ 1 MiB) plus 1 MiB of
 /// read buffer; no file is ever held whole.
 ///
-/// Not `Sendable`: it is meant to be owned by the engine's actor.
+/// Not `Sendable`: it is meant to be owned by one engine actor at a time.
 public final class IncomingFile {
     public let manifest: FileManifest
     public let staging: StagingArea
-    private let descriptor: OwnedDescriptor
     private let partialName: String
-    /// Device and inode of our partial: while `partialName` still names them,
-    /// the partial has not been taken by another transfer's `finish()`.
-    private let identity: (device: UInt64, inode: UInt64)
+    /// Device and inode of our partial, once it exists: while `partialName`
+    /// still leads to them, the partial has not been taken by another
+    /// transfer's `finish()`.
+    private var identity: (device: UInt64, inode: UInt64)?
     /// Start offset of every chunk, plus the file size at the end.
     private let offsets: [UInt64]
     /// We created the partial: it holds nothing we did not write.
-    private let isNew: Bool
+    private var isNew = false
     private var present: ChunkBitmap
     private var isFinished = false
     /// The file hash over the leading chunks stored so far, in order: chunks
@@ -56,85 +67,33 @@ public final class IncomingFile {
     public private(set) var everyChunkVerified = true
 
     /// Chunks this object has stored or found so far (written, copied, or
-    /// re-hashed by `verifiedChunks()`); no I/O. A written chunk of an unshared
-    /// partial counts before `finish()` has checked it.
+    /// re-hashed when adopting a partial); no I/O. A written chunk of an
+    /// unshared partial counts before `finish()` has checked it.
     public var presentChunks: ChunkBitmap { present }
+
+    /// Whether this object made the partial (so a failed plan may remove it).
+    public var createdPartial: Bool { isNew && identity != nil }
 
     private var displayPath: String { StagingArea.displayPath(of: partialName) }
 
-    private init(
-        manifest: FileManifest, staging: StagingArea, descriptor: OwnedDescriptor, partialName: String,
-        identity: (device: UInt64, inode: UInt64), offsets: [UInt64], isNew: Bool
-    ) {
+    private init(manifest: FileManifest, staging: StagingArea, offsets: [UInt64]) {
         self.manifest = manifest
         self.staging = staging
-        self.descriptor = descriptor
-        self.partialName = partialName
-        self.identity = identity
+        partialName = StagingArea.partialName(for: manifest.fileHash)
         self.offsets = offsets
-        self.isNew = isNew
         present = ChunkBitmap(chunkCount: manifest.chunks.count)
     }
 
-    /// Creates `<fileHash>.partial` (mode 0600, `O_NOFOLLOW`) or reopens it
-    /// when an earlier or concurrent transfer of the same content left one,
-    /// and sizes it to the manifest (sparse: no space is used until written).
-    /// Reopening reads nothing; call `verifiedChunks()` to learn what is there.
-    public static func open(in staging: StagingArea, manifest: FileManifest) throws(ReceiveError) -> IncomingFile {
-        let offsets = try chunkOffsets(of: manifest)
-        let name = StagingArea.partialName(for: manifest.fileHash)
-        let display = StagingArea.displayPath(of: name)
-        let directory = staging.directory.rawValue
-        var isNew = false
-        var fd: Int32 = -1
-        // Second round only after removing something unusable under the name.
-        for _ in 0..<2 {
-            fd = openat(directory, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-            if fd >= 0 {
-                isNew = true
-                break
-            }
-            guard errno == EEXIST else { throw .system(SystemError.current("create", path: display)) }
-            fd = openat(directory, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-            if fd >= 0 {
-                var raw = stat()
-                // A hard link could make our writes land in a file elsewhere.
-                if fstat(fd, &raw) == 0, FileStatus(raw).kind == .regular, raw.st_nlink == 1 { break }
-                close(fd)
-                fd = -1
-            } else if errno != ELOOP {
-                throw .system(SystemError.current("open", path: display))
-            }
-            // Not a plain file of ours (symlink, FIFO, hard link): remove the name, never follow it.
-            guard unlinkat(directory, name, 0) == 0 || errno == ENOENT else {
-                throw .system(SystemError.current("unlink", path: display))
-            }
+    /// Adopts `<fileHash>.partial` when an earlier or concurrent transfer of the
+    /// same content left one — re-hashing its chunks to learn which are there —
+    /// and otherwise creates nothing yet (the first write does). Holds no
+    /// descriptor when it returns.
+    public static func prepare(in staging: StagingArea, manifest: FileManifest) throws(ReceiveError) -> IncomingFile {
+        let file = IncomingFile(manifest: manifest, staging: staging, offsets: try chunkOffsets(of: manifest))
+        if try file.adoptExistingPartial() {
+            try file.hashPresentChunks()
         }
-        guard fd >= 0 else { throw .system(SystemError("open", path: display, errno: EEXIST)) }
-        let file = OwnedDescriptor(taking: fd)
-        if !isNew {
-            // Mark the partial as shared before changing anything in it: its creator then knows
-            // that bytes it hashed on the way in may have been changed by a manifest that merely
-            // claims the same file hash, and reads the file back (see `finish()`).
-            guard fchmod(fd, Self.sharedMode) == 0 else { throw .system(SystemError.current("chmod", path: display)) }
-        }
-        let status = try ReceiveError.system { () throws(SystemError) in try file.status(display) }
-        // Equal size is the norm; a longer partial can only come from a manifest
-        // that lied about this content's size, so cut it back too.
-        if status.size != manifest.size {
-            // Only while the name still leads to this inode: once another transfer's `finish()`
-            // has taken the partial, resizing it would change a file that was already verified.
-            let current = try ReceiveError.system { () throws(SystemError) in try staging.directory.statusOfEntry(named: name, display) }
-            guard let current, current.device == status.device, current.inode == status.inode else {
-                throw .partialTaken(fileHash: manifest.fileHash)
-            }
-            while ftruncate(file.rawValue, off_t(manifest.size)) != 0 {
-                guard errno == EINTR else { throw .system(SystemError.current("ftruncate", path: display)) }
-            }
-        }
-        return IncomingFile(
-            manifest: manifest, staging: staging, descriptor: file, partialName: name,
-            identity: (status.device, status.inode), offsets: offsets, isNew: isNew)
+        return file
     }
 
     /// A partial's mode while only its creator has it open, and once anyone else opened it
@@ -167,31 +126,116 @@ public final class IncomingFile {
         return offsets
     }
 
-    /// The chunks whose bytes are in the partial and match their hashes,
-    /// re-hashed from disk (see the type's note on resume); chunks this
-    /// object already verified are not read again.
-    ///
-    /// Fast path: a partial this object created holds only what it wrote, so
-    /// nothing is read (`finish()` checks what it wrote). Should another
-    /// transfer of the same content write to it meanwhile, those chunks are
-    /// not seen here — writing them again is harmless, and a later reopen
-    /// finds them.
-    public func verifiedChunks() throws(ReceiveError) -> ChunkBitmap {
-        guard !isFinished else { throw .alreadyFinished(fileHash: manifest.fileHash) }
-        if isNew { return present }
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
-        defer { buffer.deallocate() }
-        var regions = DataRegions(descriptor: descriptor.rawValue)
-        for (index, chunk) in manifest.chunks.enumerated() where !present.contains(index) {
-            let start = offsets[index]
-            guard regions.isData(start, end: start + UInt64(chunk.length)) else { continue }
-            let hash = try ReceiveError.system { () throws(SystemError) in
-                try descriptor.hash(from: start, length: UInt64(chunk.length), buffer: buffer, displayPath)
+    // MARK: - The partial on disk
+
+    /// Opens an existing partial of this content and makes it ours to share,
+    /// cutting back a length no honest manifest gave it. False when there is none.
+    private func adoptExistingPartial() throws(ReceiveError) -> Bool {
+        let directory = staging.directory.rawValue
+        // Second round only after removing something unusable under the name.
+        for _ in 0..<2 {
+            let fd = openat(directory, partialName, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+            if fd < 0 {
+                if errno == ENOENT { return false }
+                guard errno == ELOOP else { throw .system(SystemError.current("open", path: displayPath)) }
+            } else {
+                var raw = stat()
+                // A hard link could make our writes land in a file elsewhere.
+                if fstat(fd, &raw) == 0, FileStatus(raw).kind == .regular, raw.st_nlink == 1 {
+                    let file = OwnedDescriptor(taking: fd)
+                    try adopt(file, status: FileStatus(raw))
+                    return true
+                }
+                close(fd)
             }
-            if hash == chunk.hash { present.insert(index) }
+            // Not a plain file of ours (symlink, FIFO, hard link): remove the name, never follow it.
+            guard unlinkat(directory, partialName, 0) == 0 || errno == ENOENT else {
+                throw .system(SystemError.current("unlink", path: displayPath))
+            }
         }
-        return present
+        return false
     }
+
+    /// Takes an existing partial as ours: marks it shared before changing anything in it
+    /// (its creator then knows that bytes it hashed on the way in may have been changed by a
+    /// manifest that merely claims the same file hash, and reads the file back in `finish()`),
+    /// and cuts it to the manifest's size — only while the name still leads to it: once another
+    /// transfer's `finish()` has taken it, resizing would change a file already verified.
+    private func adopt(_ file: OwnedDescriptor, status: FileStatus) throws(ReceiveError) {
+        guard fchmod(file.rawValue, Self.sharedMode) == 0 else { throw .system(SystemError.current("chmod", path: displayPath)) }
+        if status.size > manifest.size {
+            let current = try ReceiveError.system { () throws(SystemError) in try staging.directory.statusOfEntry(named: partialName, displayPath) }
+            guard let current, current.device == status.device, current.inode == status.inode else {
+                throw .partialTaken(fileHash: manifest.fileHash)
+            }
+            while ftruncate(file.rawValue, off_t(manifest.size)) != 0 {
+                guard errno == EINTR else { throw .system(SystemError.current("ftruncate", path: displayPath)) }
+            }
+        }
+        identity = (status.device, status.inode)
+        isNew = false
+    }
+
+    /// Runs `body` with the partial open (creating it the first time), after
+    /// checking the name still leads to our inode. The descriptor is closed
+    /// when `body` returns.
+    /// - Returns: `body`'s result; `shared` tells whether another transfer has the partial open too.
+    private func withPartial<T>(_ body: (OwnedDescriptor, _ shared: Bool) throws(ReceiveError) -> T) throws(ReceiveError) -> T {
+        let directory = staging.directory.rawValue
+        if identity == nil {
+            let fd = openat(directory, partialName, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, Self.exclusiveMode)
+            if fd >= 0 {
+                let file = OwnedDescriptor(taking: fd)
+                let status = try ReceiveError.system { () throws(SystemError) in try file.status(displayPath) }
+                identity = (status.device, status.inode)
+                isNew = true
+                return try body(file, false)
+            }
+            guard errno == EEXIST else { throw .system(SystemError.current("create", path: displayPath)) }
+            // Another transfer of the same content created it meanwhile: share it.
+            guard try adoptExistingPartial() else { throw .partialTaken(fileHash: manifest.fileHash) }
+        }
+        let fd = openat(directory, partialName, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ENOENT || errno == ELOOP { throw .partialTaken(fileHash: manifest.fileHash) }
+            throw .system(SystemError.current("open", path: displayPath))
+        }
+        let file = OwnedDescriptor(taking: fd)
+        let status = try ReceiveError.system { () throws(SystemError) in try file.status(displayPath) }
+        guard let identity, status.device == identity.device, status.inode == identity.inode else {
+            throw .partialTaken(fileHash: manifest.fileHash)
+        }
+        return try body(file, status.permissions != UInt32(Self.exclusiveMode))
+    }
+
+    /// Re-hashes each chunk range of an adopted partial and keeps those that match.
+    private func hashPresentChunks() throws(ReceiveError) {
+        try withPartial { file, _ throws(ReceiveError) in
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+            defer { buffer.deallocate() }
+            var regions = DataRegions(descriptor: file.rawValue)
+            for (index, chunk) in manifest.chunks.enumerated() where !present.contains(index) {
+                let start = offsets[index]
+                guard regions.isData(start, end: start + UInt64(chunk.length)) else { continue }
+                let hash = try ReceiveError.system { () throws(SystemError) in
+                    try file.hash(from: start, length: UInt64(chunk.length), buffer: buffer, displayPath)
+                }
+                if hash == chunk.hash { present.insert(index) }
+            }
+        }
+    }
+
+    /// Removes the partial if this object created it and it is still ours: what
+    /// a plan that failed after copying chunks locally leaves behind.
+    public func discardIfCreated() {
+        guard createdPartial, !isFinished, let identity,
+              let current = try? staging.directory.statusOfEntry(named: partialName, displayPath),
+              current.device == identity.device, current.inode == identity.inode
+        else { return }
+        unlinkat(staging.directory.rawValue, partialName, 0)
+    }
+
+    // MARK: - Writing
 
     /// Stores chunk `index`, checking its length and BLAKE2b-256 *before*
     /// anything is written.
@@ -219,15 +263,21 @@ public final class IncomingFile {
         guard bytes.count == Int(chunk.length) else {
             throw .chunkLengthMismatch(index: index, expected: chunk.length, actual: bytes.count)
         }
-        let shared = try ensureStillOurPartial()
-        // A chunk written a second time must be checked: the file hash computed on the way
-        // in covered the first bytes, not these.
-        if verifyingNow || shared || !isNew || present.contains(index) {
+        // Checked before the partial is even opened (or created): no refused byte reaches the disk.
+        if verifyingNow {
             guard bytes.withUnsafeBytes({ Blake2b.hash($0) }) == chunk.hash else { throw .chunkHashMismatch(index: index) }
-        } else {
-            everyChunkVerified = false
         }
-        try store(bytes, at: index)
+        try withPartial { file, shared throws(ReceiveError) in
+            // A shared partial's chunk, and a chunk written a second time, must be checked: the
+            // file hash computed on the way in covered the first bytes, not these.
+            let mustVerify = shared || !isNew || present.contains(index)
+            if !verifyingNow, mustVerify {
+                guard bytes.withUnsafeBytes({ Blake2b.hash($0) }) == chunk.hash else { throw .chunkHashMismatch(index: index) }
+            } else if !verifyingNow {
+                everyChunkVerified = false
+            }
+            try store(bytes, at: index, in: file)
+        }
     }
 
     /// Copies chunk `index` from bytes the receiver already has, re-verifying
@@ -239,33 +289,35 @@ public final class IncomingFile {
         let chunk = try writableChunk(index)
         if present.contains(index) { return true }
         guard let bytes = readSource(source, length: chunk.length), Blake2b.hash(bytes) == chunk.hash else { return false }
-        try ensureStillOurPartial()
-        try store(bytes[...], at: index)
+        try withPartial { file, _ throws(ReceiveError) in try store(bytes[...], at: index, in: file) }
         return true
     }
+
+    // MARK: - Finishing
 
     /// Ends the transfer: every chunk must be present. The partial is first
     /// renamed to a private `.staged` name (so no other transfer writes to it
     /// again), then checked against `fileHash` — a mismatch means the peer
     /// sent bytes other than its chunk hashes promised, or a chunk list that
     /// disagrees with its file hash; either way the file is deleted.
-    /// Then the manifest's mtime is set and the file fsynced (data and mtime
-    /// durable before the installer renames it).
     ///
     /// The file hash was computed while the chunks were written in order;
     /// only a tail that arrived out of order, was resumed or was copied before
-    /// its predecessors is read back (from the page cache). That
-    /// shortcut holds only for a partial this object created and nobody else
-    /// opened: another transfer's manifest may claim the same file hash with a
+    /// its predecessors is read back (from the page cache). That shortcut
+    /// holds only for a partial this object created and nobody else opened:
+    /// another transfer's manifest may claim the same file hash with a
     /// different size or chunk list, and cut or overwrite the partial. Any
     /// other partial is read back whole. Either way this proves the bytes
-    /// written form the announced file, not that the disk kept them.
+    /// written form the announced file, not that the disk kept them: the
+    /// installer fsyncs each copy before it renames it into place.
     public func finish() throws(ReceiveError) -> StagedFile {
         guard !isFinished else { throw .alreadyFinished(fileHash: manifest.fileHash) }
         guard present.isComplete else {
             throw .missingChunks(fileHash: manifest.fileHash, missing: present.missingCount)
         }
-        try ensureStillOurPartial()
+        // An empty file has no chunk that would have created its partial.
+        if identity == nil { try withPartial { _, _ in } }
+        guard let identity else { throw .partialTaken(fileHash: manifest.fileHash) }
         let directory = staging.directory
         var stagedName = StagingArea.stagedName(for: manifest.fileHash)
         let display = displayPath
@@ -279,10 +331,8 @@ public final class IncomingFile {
             }
             guard outcome == .renamed else { throw .system(SystemError("rename", path: display, errno: EEXIST)) }
         }
-        isFinished = true
-        let staged = StagedFile(
-            fileHash: manifest.fileHash, size: manifest.size, modificationTimeNs: manifest.modificationTimeNs,
-            staging: staging, name: stagedName)
+        let staged = StagedFile(fileHash: manifest.fileHash, size: manifest.size, chunkListVerified: everyChunkVerified,
+                                staging: staging, name: stagedName)
         /// On an I/O error, give the verified chunks back to the next attempt.
         func restorePartial() {
             _ = try? NoReplaceRename.rename(stagedName, in: directory, to: partialName, in: directory, what: display)
@@ -290,42 +340,39 @@ public final class IncomingFile {
         let readBack: (size: UInt64, hash: Hash256)
         do {
             readBack = try ReceiveError.system { () throws(SystemError) in
-                let size = try descriptor.status(staged.displayPath).size
-                var raw = stat()
-                guard fstat(descriptor.rawValue, &raw) == 0 else { throw SystemError.current("stat", path: staged.displayPath) }
-                if !isNew || raw.st_mode & 0o7777 != Self.exclusiveMode {
+                let fd = openat(directory.rawValue, stagedName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+                guard fd >= 0 else { throw SystemError.current("open", path: staged.displayPath) }
+                let file = OwnedDescriptor(taking: fd)
+                let status = try file.status(staged.displayPath)
+                // What the name led to when we renamed it must still be our partial.
+                guard status.device == identity.device, status.inode == identity.inode else {
+                    throw SystemError("rename", path: display, errno: ESTALE)
+                }
+                if !isNew || status.permissions != UInt32(Self.exclusiveMode) {
                     fileHasher = Blake2b()
                     hashedChunkCount = 0
                     // The sticky mark has done its job; the installed file gets the plain mode.
-                    guard fchmod(descriptor.rawValue, Self.exclusiveMode) == 0 else {
+                    guard fchmod(file.rawValue, Self.exclusiveMode) == 0 else {
                         throw SystemError.current("chmod", path: staged.displayPath)
                     }
                 }
                 let tailStart = offsets[hashedChunkCount]
-                if tailStart < size {
+                if tailStart < status.size {
                     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
                     defer { buffer.deallocate() }
                     // `false` only if the file shrank under us: the size check below refuses it.
-                    _ = try descriptor.feed(&fileHasher, from: tailStart, length: size - tailStart, buffer: buffer, staged.displayPath)
+                    _ = try file.feed(&fileHasher, from: tailStart, length: status.size - tailStart, buffer: buffer, staged.displayPath)
                 }
-                return (size, fileHasher.finalizeHashAndReset())
+                return (status.size, fileHasher.finalizeHashAndReset())
             }
         } catch {
             restorePartial()
             throw error
         }
+        isFinished = true
         guard readBack.hash == manifest.fileHash, readBack.size == manifest.size else {
             try? staged.discard()
             throw .fileHashMismatch(expected: manifest.fileHash, actual: readBack.hash)
-        }
-        do {
-            try ReceiveError.system { () throws(SystemError) in
-                try setModificationTime(staged.displayPath)
-                try descriptor.sync(staged.displayPath)
-            }
-        } catch {
-            restorePartial()
-            throw error
         }
         return staged
     }
@@ -340,35 +387,19 @@ public final class IncomingFile {
         return manifest.chunks[index]
     }
 
-    /// Writes a chunk the caller has checked (and `ensureStillOurPartial()` passed).
-    private func store(_ bytes: ArraySlice<UInt8>, at index: Int) throws(ReceiveError) {
+    /// Writes a chunk the caller has checked into the open partial.
+    private func store(_ bytes: ArraySlice<UInt8>, at index: Int, in file: OwnedDescriptor) throws(ReceiveError) {
         let display = displayPath
-        try ReceiveError.system { () throws(SystemError) in try descriptor.write(bytes, at: offsets[index], display) }
-        // The fsync in `finish()` must not find the whole file still dirty: that would stall the
-        // receiving session while the disk catches up. Start writing this chunk back now, in the
-        // background (advisory; failures are ignored, the fsync still decides).
-        _ = lfsync_start_writeback(descriptor.rawValue, Int64(offsets[index]), Int64(bytes.count))
+        try ReceiveError.system { () throws(SystemError) in try file.write(bytes, at: offsets[index], display) }
+        // The fsync before installing must not find the whole file still dirty: that would
+        // stall the install queue while the disk catches up. Start writing this chunk back
+        // now, in the background (advisory; failures are ignored, the fsync still decides).
+        _ = lfsync_start_writeback(file.rawValue, Int64(offsets[index]), Int64(bytes.count))
         present.insert(index)
         if index == hashedChunkCount {
             bytes.withUnsafeBytes { fileHasher.update($0) }
             hashedChunkCount += 1
         }
-    }
-
-    /// Refuses to write once another transfer's `finish()` has taken the
-    /// shared partial (see `StagingArea`): the name no longer leads to our inode.
-    /// - Returns: whether another transfer has opened the partial too (its mark, see `open`).
-    @discardableResult
-    private func ensureStillOurPartial() throws(ReceiveError) -> Bool {
-        var raw = stat()
-        guard fstatat(staging.directory.rawValue, partialName, &raw, AT_SYMLINK_NOFOLLOW) == 0 else {
-            if errno == ENOENT { throw .partialTaken(fileHash: manifest.fileHash) }
-            throw .system(SystemError.current("fstatat", path: displayPath))
-        }
-        guard UInt64(raw.st_dev) == identity.device, UInt64(raw.st_ino) == identity.inode else {
-            throw .partialTaken(fileHash: manifest.fileHash)
-        }
-        return raw.st_mode & 0o7777 != Self.exclusiveMode
     }
 
     /// Reads `length` bytes from `source`, or `nil` for any reason at all.
@@ -395,21 +426,6 @@ public final class IncomingFile {
               let bytes = try? file.read(count: Int(length), at: offset, display), bytes.count == Int(length)
         else { return nil }
         return bytes
-    }
-
-    /// `futimens` with the manifest's mtime; access time left alone.
-    private func setModificationTime(_ display: String) throws(SystemError) {
-        let nanosecondsPerSecond: Int64 = 1_000_000_000
-        var seconds = manifest.modificationTimeNs / nanosecondsPerSecond
-        var nanoseconds = manifest.modificationTimeNs % nanosecondsPerSecond
-        if nanoseconds < 0 {  // before 1970: tv_nsec must still be in 0..<1e9
-            seconds -= 1
-            nanoseconds += nanosecondsPerSecond
-        }
-        // UTIME_OMIT from <sys/stat.h>, which Swift does not import.
-        let utimeOmit = (1 << 30) - 2
-        var times = [timespec(tv_sec: 0, tv_nsec: utimeOmit), timespec(tv_sec: Int(seconds), tv_nsec: Int(nanoseconds))]
-        guard futimens(descriptor.rawValue, &times) == 0 else { throw SystemError.current("futimens", path: display) }
     }
 }
 

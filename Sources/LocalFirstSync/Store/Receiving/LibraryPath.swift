@@ -22,6 +22,8 @@ public struct LibraryPath: Hashable, Sendable, CustomStringConvertible {
     /// `/`-joined, as on the wire.
     public var string: String { components.joined(separator: "/") }
 
+    public var relativePath: RelativePath { RelativePath(string) }
+
     /// Escaped for showing to people.
     public var description: String { PrintablePath.escape(string) }
 
@@ -54,14 +56,17 @@ public struct LibraryPath: Hashable, Sendable, CustomStringConvertible {
     /// Checks a path received from a peer. The checks run on the raw bytes
     /// before anything else looks at the string, and the first failing rule
     /// is reported.
+    public static func validate(_ path: RelativePath) throws(ReceivePathError) -> LibraryPath {
+        try validate(path.string)
+    }
+
     public static func validate(_ path: String) throws(ReceivePathError) -> LibraryPath {
         let utf8 = path.utf8
         guard !utf8.isEmpty else { throw ReceivePathError(.empty, path: path) }
         guard utf8.first != UInt8(ascii: "/") else { throw ReceivePathError(.absolute, path: path) }
-        guard !path.unicodeScalars.contains(where: PrintablePath.isControl) else {
+        guard !path.unicodeScalars.contains(where: isForbidden) else {
             throw ReceivePathError(.controlCharacter, path: path)
         }
-        guard !utf8.contains(UInt8(ascii: "\\")) else { throw ReceivePathError(.backslash, path: path) }
         guard utf8.count <= maxPathBytes else { throw ReceivePathError(.tooLong(bytes: utf8.count), path: path) }
 
         let rawComponents = utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
@@ -83,6 +88,19 @@ public struct LibraryPath: Hashable, Sendable, CustomStringConvertible {
         }
         if isReservedName(components[0]) { throw ReceivePathError(.reserved, path: path) }
         return LibraryPath(components: components)
+    }
+
+    /// NUL, and the control characters no real file name uses: what is left of
+    /// C0, DEL and C1 once tab, line feed and carriage return are allowed. Those
+    /// three do occur in names people have (macOS keeps a folder's icon in a
+    /// file called `Icon\r`; scripts leave names with a newline), so they are
+    /// carried — and escaped wherever a path is shown. A backslash is an
+    /// ordinary byte of a Linux name, never a separator: the wire's separator is `/`.
+    static func isForbidden(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x09, 0x0A, 0x0D: false
+        default: PrintablePath.isControl(scalar)
+        }
     }
 
     /// `.lfsync` in any case, including spellings a case-folding file system

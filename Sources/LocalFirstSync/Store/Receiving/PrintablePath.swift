@@ -37,7 +37,8 @@ enum PrintablePath {
         }
     }
 
-    /// C0, DEL and C1: the characters a library path may never contain.
+    /// C0, DEL and C1: escaped wherever a path is shown (a library path may
+    /// contain only tab, line feed and carriage return of them, see `LibraryPath`).
     static func isControl(_ scalar: Unicode.Scalar) -> Bool {
         scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }

@@ -31,6 +31,8 @@ public enum ReceiveError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Both the name and every conflict name for it hold other content.
     case destinationOccupied(String)
     case system(SystemError)
+    /// The receiving library could not be opened.
+    case libraryUnavailable(String)
     /// Installing an asset failed and not all of its already-placed files
     /// could be moved back to staging: `installed` are still in the library.
     indirect case partiallyInstalled(installed: [String], cause: ReceiveError)
@@ -56,6 +58,7 @@ public enum ReceiveError: Error, Equatable, Sendable, CustomStringConvertible {
             "not enough free space: needs \(needed) bytes, \(available) available"
         case let .destinationOccupied(path): "cannot store \"\(path)\": the name and its conflict names hold other files"
         case let .system(error): error.description
+        case let .libraryUnavailable(reason): "cannot open the library: \(reason)"
         case let .partiallyInstalled(installed, cause):
             "\(cause); these files of the asset could not be moved back: \(installed.joined(separator: ", "))"
         }

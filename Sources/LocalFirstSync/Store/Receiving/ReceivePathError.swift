@@ -9,10 +9,8 @@ public struct ReceivePathError: Error, Hashable, Sendable, CustomStringConvertib
         case dotComponent
         /// `a//b`, or a trailing `/`.
         case emptyComponent
-        /// NUL, C0, DEL or C1 control character.
+        /// NUL, or a C0, DEL or C1 control character other than tab, line feed and carriage return.
         case controlCharacter
-        /// `\` is a separator on other systems; we never want to guess.
-        case backslash
         case tooLong(bytes: Int)
         case componentTooLong(bytes: Int)
         case tooDeep(components: Int)
@@ -26,7 +24,6 @@ public struct ReceivePathError: Error, Hashable, Sendable, CustomStringConvertib
             case .dotComponent: "the path has a '.' or '..' component"
             case .emptyComponent: "the path has an empty component"
             case .controlCharacter: "the path contains a control character"
-            case .backslash: "the path contains a backslash"
             case let .tooLong(bytes): "the path is \(bytes) bytes long (limit \(LibraryPath.maxPathBytes))"
             case let .componentTooLong(bytes): "a path component is \(bytes) bytes long (limit \(LibraryPath.maxComponentBytes))"
             case let .tooDeep(components): "the path has \(components) components (limit \(LibraryPath.maxComponents))"

@@ -2,21 +2,28 @@
 import Glibc
 #endif
 
-/// A complete, fsynced, hash-verified file in the staging area with its
-/// final mtime, waiting for `LibraryInstaller` to move it into the library.
-/// Its staging name is private to it (see `StagingArea`).
+/// A complete, hash-verified file in the staging area, waiting for
+/// `LibraryInstaller` to move it into the library. Its staging name is
+/// private to it (see `StagingArea`).
+///
+/// One verified content may be needed at several paths: `duplicate()` makes
+/// another staged file of the same bytes (a reflink where the file system has
+/// them), so the content crosses the wire once. Each copy gets its own
+/// modification time and is made durable by `prepareForInstall`.
 public struct StagedFile: Sendable, CustomStringConvertible {
     public let fileHash: Hash256
     public let size: UInt64
-    public let modificationTimeNs: Int64
+    /// False when the bytes were proven by the file hash alone, so the chunk
+    /// list they came with is the peer's word (see `IncomingFile.everyChunkVerified`).
+    public let chunkListVerified: Bool
     let staging: StagingArea
     /// Name inside the staging directory.
     let name: String
 
-    init(fileHash: Hash256, size: UInt64, modificationTimeNs: Int64, staging: StagingArea, name: String) {
+    init(fileHash: Hash256, size: UInt64, chunkListVerified: Bool = true, staging: StagingArea, name: String) {
         self.fileHash = fileHash
         self.size = size
-        self.modificationTimeNs = modificationTimeNs
+        self.chunkListVerified = chunkListVerified
         self.staging = staging
         self.name = name
     }
@@ -30,5 +37,58 @@ public struct StagedFile: Sendable, CustomStringConvertible {
         guard unlinkat(staging.directory.rawValue, name, 0) == 0 || errno == ENOENT else {
             throw .system(SystemError.current("unlink", path: displayPath))
         }
+    }
+
+    /// Another staged file with the same bytes, under a name of its own. The
+    /// bytes come from this verified file inside our private staging
+    /// directory, so they need no second check.
+    public func duplicate() throws(ReceiveError) -> StagedFile {
+        let directory = staging.directory
+        let copyName = StagingArea.stagedName(for: fileHash)
+        let copy = StagedFile(fileHash: fileHash, size: size, chunkListVerified: chunkListVerified, staging: staging, name: copyName)
+        try ReceiveError.system { () throws(SystemError) in
+            let source = try open(name, flags: O_RDONLY, displayPath)
+            let created = openat(directory.rawValue, copyName, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            guard created >= 0 else { throw SystemError.current("create", path: copy.displayPath) }
+            let destination = OwnedDescriptor(taking: created)
+            do throws(SystemError) {
+                try FileCloner.copy(from: source, to: destination, length: size, copy.displayPath)
+            } catch {
+                unlinkat(directory.rawValue, copyName, 0)
+                throw error
+            }
+        }
+        return copy
+    }
+
+    /// Gives the file its modification time and makes data and time durable
+    /// (fsync) before the installer renames it into place.
+    public func prepareForInstall(modificationTimeNs: Int64) throws(ReceiveError) {
+        try ReceiveError.system { () throws(SystemError) in
+            let file = try open(name, flags: O_RDONLY, displayPath)
+            try Self.setModificationTime(of: file, to: modificationTimeNs, displayPath)
+            try file.sync(displayPath)
+        }
+    }
+
+    private func open(_ name: String, flags: Int32, _ what: String) throws(SystemError) -> OwnedDescriptor {
+        let fd = openat(staging.directory.rawValue, name, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { throw SystemError.current("open", path: what) }
+        return OwnedDescriptor(taking: fd)
+    }
+
+    /// `futimens` with the given mtime; access time left alone.
+    static func setModificationTime(of file: OwnedDescriptor, to timeNs: Int64, _ what: String) throws(SystemError) {
+        let nanosecondsPerSecond: Int64 = 1_000_000_000
+        var seconds = timeNs / nanosecondsPerSecond
+        var nanoseconds = timeNs % nanosecondsPerSecond
+        if nanoseconds < 0 {  // before 1970: tv_nsec must still be in 0..<1e9
+            seconds -= 1
+            nanoseconds += nanosecondsPerSecond
+        }
+        // UTIME_OMIT from <sys/stat.h>, which Swift does not import.
+        let utimeOmit = (1 << 30) - 2
+        var times = [timespec(tv_sec: 0, tv_nsec: utimeOmit), timespec(tv_sec: Int(seconds), tv_nsec: Int(nanoseconds))]
+        guard futimens(file.rawValue, &times) == 0 else { throw SystemError.current("futimens", path: what) }
     }
 }

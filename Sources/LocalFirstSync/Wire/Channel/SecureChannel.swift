@@ -182,11 +182,20 @@ public final class SecureChannel: Sendable {
 }
 
 /// The sending half: owns the sending cipher state and its nonce.
+///
+/// One send at a time, in the order they were called: a message is sealed
+/// with the next nonce and handed to the connection before the next one is
+/// sealed. Otherwise (actors are reentrant) a second send could seal nonce
+/// n+1 and reach the connection while the first, sealed with n, is still on
+/// its way there — and the peer, which decrypts in nonce order, would see
+/// tampered data.
 actor SecureChannelWriter {
     private let connection: any Connection
     private var cipher: NoiseCipherState
     private(set) var bytesWritten: UInt64 = 0
     private var failed: SecureChannelError?
+    private var sending = false
+    private var queued: [CheckedContinuation<Void, Never>] = []
 
     init(connection: any Connection, cipher: NoiseCipherState) {
         self.connection = connection
@@ -196,7 +205,7 @@ actor SecureChannelWriter {
     func send(_ messages: [WireMessage]) async throws(SecureChannelError) {
         if let failed { throw failed }
         let pieces: [ArraySlice<UInt8>]
-        do { pieces = try FrameSealer.pieces(of: messages) } catch { throw .wire(error) }
+        do { pieces = try FrameSealer.pieces(of: messages) } catch { throw .unencodable(error) }
         try await send(pieces: pieces)
     }
 
@@ -206,6 +215,14 @@ actor SecureChannelWriter {
     }
 
     private func send(pieces: [ArraySlice<UInt8>]) async throws(SecureChannelError) {
+        if sending {
+            await withCheckedContinuation { queued.append($0) }
+        }
+        sending = true
+        defer {
+            if queued.isEmpty { sending = false } else { queued.removeFirst().resume() }
+        }
+        if let failed { throw failed }
         let output: [UInt8]
         do {
             output = try FrameSealer.seal(pieces, with: &cipher)

@@ -4,7 +4,11 @@ public enum SecureChannelError: Error, Sendable, CustomStringConvertible {
     case transport(TransportError)
     case handshake(NoiseError)
     case frame(FrameError)
+    /// A message from the peer that does not decode.
     case wire(WireError)
+    /// A message of ours that could not be encoded (a limit we broke: our bug,
+    /// never the peer's). Nothing was sent; the channel is still usable.
+    case unencodable(WireError)
     /// The peer proved a key other than the one we were told to expect (pinned or advertised).
     case peerMismatch(expected: DeviceID, actual: DeviceID)
     case handshakeTimedOut
@@ -20,6 +24,7 @@ public enum SecureChannelError: Error, Sendable, CustomStringConvertible {
         case let .handshake(error): "handshake failed: \(error)"
         case let .frame(error): "bad framing from peer: \(error)"
         case let .wire(error): "bad message from peer: \(error)"
+        case let .unencodable(error): "lfsync could not send a message (a bug, not the peer's fault): \(error)"
         case let .peerMismatch(expected, actual):
             "the device at this address is \(actual), not the expected \(expected): connection dropped"
         case .handshakeTimedOut: "the peer did not complete the secure handshake in time"

@@ -1,22 +1,37 @@
 extension WireMessage {
-    /// The receiver's consent decision on an offer, and if it accepts, exactly
-    /// which chunks to send. Chunks it already has — anywhere in its library
-    /// or staging — are left out; an accepted asset with no entry needs no
-    /// data at all, and the sender simply waits for its Receipt.
+    /// The receiver's answer to an offer, and if it accepts, exactly which
+    /// chunks to send. Chunks it already has — anywhere in its library or
+    /// staging, or in a file of this push already on its way — are left out;
+    /// an accepted asset with no entry needs no data from this entry, and the
+    /// sender simply waits for its Receipt.
     public struct OfferReply: WireMessagePayload {
         public static let maxReasonBytes = 256
         static let messageType = WireMessageType.offerReply
 
+        /// Declined and refused are different news for the person sending:
+        /// the first is the other side's choice (trust it, or ask its owner),
+        /// the second a problem there (no room, a disk error, a name it must
+        /// not write) that trust cannot fix.
+        public enum Decision: UInt8, Hashable, Sendable {
+            case accepted = 0
+            /// Its person said no, did not answer in time, or the sender is not trusted with offers.
+            case declined = 1
+            /// The receiver cannot take it: `reason` says why.
+            case refused = 2
+        }
+
         public var offerID: UInt64
-        public var accepted: Bool
-        /// Why it was declined ("not enough free space: 12 GB needed, 3 GB free").
+        public var decision: Decision
+        /// Why it was declined or refused ("not enough free space: …").
         public var reason: String?
-        /// Empty when declined. At most one entry per asset of the offer.
+        /// Empty unless accepted. At most one entry per asset of the offer.
         public var needed: [NeededChunks]
 
-        public init(offerID: UInt64, accepted: Bool, reason: String? = nil, needed: [NeededChunks] = []) {
+        public var accepted: Bool { decision == .accepted }
+
+        public init(offerID: UInt64, decision: Decision, reason: String? = nil, needed: [NeededChunks] = []) {
             self.offerID = offerID
-            self.accepted = accepted
+            self.decision = decision
             self.reason = reason
             self.needed = needed
         }
@@ -28,7 +43,7 @@ extension WireMessage {
                 try Self.validate(accepted: accepted, needed: needed)
             }
             writer.write(offerID)
-            writer.writeWireBool(accepted)
+            writer.write(decision.rawValue)
             writer.writeOptionalWireText(reason)
             writer.write(UInt32(needed.count))
             for entry in needed {
@@ -37,9 +52,11 @@ extension WireMessage {
         }
 
         init(from reader: inout ByteReader) throws(WireError) {
-            (offerID, accepted, reason, needed) = try Self.decoding { () throws(ByteReaderError) in
+            (offerID, decision, reason, needed) = try Self.decoding { () throws(ByteReaderError) in
                 let offerID = try reader.readUInt64()
-                let accepted = try reader.readWireBool(field: "accepted")
+                let rawDecision = try reader.readUInt8()
+                guard let decision = Decision(rawValue: rawDecision) else { throw ByteReaderError.invalidValue("decision \(rawDecision)") }
+                let accepted = decision == .accepted
                 let reason = try reader.readOptionalWireText(limit: Self.maxReasonBytes, field: "reason")
                 let count = try reader.readCount(limit: Offer.maxAssets)
                 guard count <= reader.remaining / NeededChunks.minimumEncodedLength else {
@@ -51,12 +68,12 @@ extension WireMessage {
                     needed.append(try NeededChunks(from: &reader))
                 }
                 try Self.validate(accepted: accepted, needed: needed)
-                return (offerID, accepted, reason, needed)
+                return (offerID, decision, reason, needed)
             }
         }
 
         static func validate(accepted: Bool, needed: [NeededChunks]) throws(ByteReaderError) {
-            guard accepted || needed.isEmpty else { throw .invalidValue("a declined offer lists needed chunks") }
+            guard accepted || needed.isEmpty else { throw .invalidValue("an offer not accepted lists needed chunks") }
             guard needed.count <= Offer.maxAssets else { throw .countOverLimit(count: needed.count, limit: Offer.maxAssets) }
             var seen = Set<ContentID>()
             seen.reserveCapacity(needed.count)

@@ -1,9 +1,11 @@
 /// Reads, verifies and (when worthwhile) compresses each chunk of a
 /// broadcast once, however many peers need it.
 ///
-/// Per-peer send tasks ask for chunks in the same order; the first to ask
-/// reads the chunk from disk and checks it against the manifest, later ones
-/// get the cached payload.
+/// Per-peer send tasks ask for chunks in the same order, one offer batch after
+/// another; the first to ask reads the chunk from disk and checks it against
+/// the manifest, later ones get the cached payload. Demand is registered per
+/// batch, when the first peer reaches it, for every peer still sending — so
+/// the bookkeeping covers one batch or two, not the whole library.
 ///
 /// The check: never send bytes the manifest does not describe. A file whose
 /// `fstat` after the read still shows the status the scan vouched for (size,
@@ -22,32 +24,55 @@ actor BroadcastChunkReader {
 
     enum Failure: Error, Sendable, Equatable {
         /// The file no longer has the bytes its manifest promised.
-        case sourceChanged(path: String)
-        case unreadable(path: String, reason: String)
+        case sourceChanged(path: RelativePath)
+        case unreadable(path: RelativePath, reason: String)
     }
 
     private let rootPath: String
-    private let settledStatus: [String: FileStatus]
+    private let settledStatus: [RelativePath: FileStatus]
     private let budgetBytes: Int
+    /// Peers that will still ask for the chunks of batches not begun yet.
+    private var activePeers: Int
+    /// Batches `0 ..< begunBatches` have their demand registered.
+    private var begunBatches = 0
     private var demand: [Key: Int] = [:]
     private var cache: [Key: ChunkPayload] = [:]
     private var cacheOrder: [Key] = []
     private var cachedBytes = 0
-    private var openFiles: [String: ReadOnlyFile] = [:]
+    private var openFiles: [RelativePath: ReadOnlyFile] = [:]
     private(set) var diskReads = 0
     private(set) var bytesRead: UInt64 = 0
 
     private(set) var chunksHashed = 0
 
-    init(rootPath: String, settledStatus: [String: FileStatus] = [:], budgetBytes: Int = 64 << 20) {
+    init(rootPath: String, settledStatus: [RelativePath: FileStatus] = [:], peerCount: Int, budgetBytes: Int = 64 << 20) {
         self.rootPath = rootPath
         self.settledStatus = settledStatus
+        activePeers = peerCount
         self.budgetBytes = budgetBytes
     }
 
-    /// Registers that one more peer will ask for `key`.
-    func expect(_ keys: [Key]) {
-        for key in keys { demand[key, default: 0] += 1 }
+    /// Registers every active peer's demand for the chunks of batch `index`,
+    /// the first time any peer reaches it. Peers go through the batches in
+    /// order, so a batch is begun only after the one before it.
+    func beginBatch(_ index: Int, keys: [Key]) {
+        guard index == begunBatches else { return }
+        begunBatches += 1
+        guard activePeers > 0 else { return }
+        for key in keys { demand[key, default: 0] += activePeers }
+    }
+
+    /// A peer stops before the end (it failed, or was cut off) at batch
+    /// `batch`: gives back every chunk it will not take of the batches begun
+    /// so far — all of them but `settled` (taken or already given back) in
+    /// `batch`, all of every later one — and is left out of the batches begun
+    /// from now on.
+    func leave(atBatch batch: Int, settled: Set<Key>, keysOfBatch: @Sendable (Int) -> [Key]) {
+        activePeers -= 1
+        guard batch < begunBatches else { return }
+        for index in batch..<begunBatches {
+            for key in keysOfBatch(index) where index > batch || !settled.contains(key) { release(key) }
+        }
     }
 
     func payload(for key: Key, file: FileManifest, chunkOffset: UInt64) throws(Failure) -> ChunkPayload {
@@ -58,7 +83,7 @@ actor BroadcastChunkReader {
         if let open = openFiles[file.path] {
             handle = open
         } else {
-            do { handle = try ReadOnlyFile(path: rootPath + "/" + file.path, nonBlocking: true) } catch {
+            do { handle = try ReadOnlyFile(path: rootPath + "/" + file.path.string, nonBlocking: true) } catch {
                 throw .unreadable(path: file.path, reason: error.message)
             }
             if openFiles.count > 64 { openFiles.removeAll() }
@@ -77,7 +102,7 @@ actor BroadcastChunkReader {
             chunksHashed += 1
             guard Blake2b.hash(bytes) == chunk.hash else { throw .sourceChanged(path: file.path) }
         }
-        let payload = MediaType(path: file.path).isAlreadyCompressed ? ChunkPayload.raw(bytes) : ChunkPayload.encode(raw: bytes)
+        let payload = MediaType(path: file.path.string).isAlreadyCompressed ? ChunkPayload.raw(bytes) : ChunkPayload.encode(raw: bytes)
         if (demand[key] ?? 0) > 1 {
             cache[key] = payload
             cacheOrder.append(key)
@@ -88,7 +113,7 @@ actor BroadcastChunkReader {
     }
 
     /// True when the file, just read, still shows the status the scan vouched for.
-    private func isSettled(_ path: String, _ handle: ReadOnlyFile) -> Bool {
+    private func isSettled(_ path: RelativePath, _ handle: ReadOnlyFile) -> Bool {
         guard let settled = settledStatus[path], let status = try? handle.status() else { return false }
         return status == settled
     }

@@ -1,0 +1,316 @@
+/// Sends one push to one peer: its offers (the first waits for consent, the
+/// rest stream with a few outstanding), exactly the chunks each reply asks
+/// for, and the receipts — keeping that peer's ledger rows honest at every
+/// step. A failure here touches only this peer.
+///
+/// Ledger rules: a content becomes `synced` only when every part of it in the
+/// push was receipted `stored`. Nothing this push fails to do (a decline, a
+/// refusal, a lost connection, a failed receipt) turns a row that was already
+/// `synced` into anything else: the peer still has what it verified before.
+actor PeerSendJob {
+    let session: PeerSession
+    let push: OutgoingPush
+    let reader: BroadcastChunkReader
+    let store: SyncStateStore
+    let transfer: OutgoingTransfer
+    let replyTimeout: Duration
+    /// Offers sent ahead of the one whose chunks are going out.
+    static let offerWindow = 3
+
+    nonisolated var peer: Peer { session.peer }
+
+    private var progress: TransferProgress
+    private var summary: PeerTransferSummary
+    /// Per content: receipts still needed before it counts as synced (one per part).
+    private var partsLeft: [ContentID: Int] = [:]
+    private var sizes: [ContentID: UInt64] = [:]
+    /// Receipts owed by accepted offers and not yet received.
+    private var owed = Set<ReceiptKey>()
+    private var confirmed: [(content: ContentID, bytes: UInt64)] = []
+    private var lastCommit = ContinuousClock.now
+    /// Every offer was answered and every requested chunk sent (or the connection was cut).
+    private var allOffered = false
+    /// Where the session delivers this push's receipts; finished when none is owed any more.
+    private var receiptSink: AsyncStream<WireMessage.Receipt>.Continuation?
+    /// In the batch being sent: assets whose source failed here, and the chunk keys taken or given back.
+    private var locallyFailed: [ContentID: String] = [:]
+    private var settled = Set<BroadcastChunkReader.Key>()
+
+    private typealias PlannedChunk = (key: BroadcastChunkReader.Key, file: FileManifest, offset: UInt64)
+
+    private struct ReceiptKey: Hashable {
+        let offerID: UInt64
+        let contentID: ContentID
+    }
+
+    init(session: PeerSession, push: OutgoingPush, reader: BroadcastChunkReader, store: SyncStateStore,
+         transfer: OutgoingTransfer, replyTimeout: Duration) {
+        self.session = session
+        self.push = push
+        self.reader = reader
+        self.store = store
+        self.transfer = transfer
+        self.replyTimeout = replyTimeout
+        progress = TransferProgress(assetsTotal: push.contentCount)
+        summary = PeerTransferSummary(peer: session.peer, state: .offering, assetsStored: 0, assetsFailed: 0, chunkBytesSent: 0, failures: [:])
+        for batch in push.batches {
+            for asset in batch.assets {
+                partsLeft[asset.contentID, default: 0] += 1
+                sizes[asset.contentID] = asset.contentSize
+            }
+        }
+    }
+
+    func run() async {
+        publish(.offering)
+        for (asset, reason) in push.unofferable {
+            fail([asset.contentID], reason: "not offered: \(reason)")
+        }
+        let (receipts, sink) = AsyncStream<WireMessage.Receipt>.makeStream()
+        receiptSink = sink
+        // Receipts are taken as they come, while later offers are still being sent.
+        let consumer = Task { await self.consume(receipts) }
+
+        let cut = await offerAndSend(receipts: sink)
+
+        allOffered = true
+        if owed.isEmpty || cut != nil { sink.finish() }
+        // Ends when the last owed receipt is in, or when the connection closes (the session
+        // finishes the stream then).
+        await consumer.value
+        commitConfirmed()
+        await session.finishOutgoing(push.batches.map(\.offerID))
+        // Whatever is still unresolved was cut off: offered but never receipted, or never offered.
+        let lost = cut ?? "connection closed before the peer confirmed"
+        fail(Array(partsLeft.keys), reason: lost)
+        owed = []
+        summary.assetsFailed = summary.failures.count
+        summary.state = summary.failures.isEmpty ? .completed : summary.state.isFinal ? summary.state
+            : .failed(reason: summary.failures.values.sorted().first ?? lost)
+        publish(summary.state)
+        transfer.finish(summary)
+    }
+
+    private func publish(_ state: TransferState) {
+        progress.assetsDone = summary.assetsStored + summary.failures.count
+        transfer.publish(TransferUpdate(peer: peer, progress: progress, state: state))
+    }
+
+    /// Offers every batch and sends what each reply asks for. Returns why the
+    /// connection was cut, or nil.
+    private func offerAndSend(receipts: AsyncStream<WireMessage.Receipt>.Continuation) async -> String? {
+        var replies: [Int: Task<Result<WireMessage.OfferReply, SyncError>, Never>] = [:]
+        var launched = 0
+        func launch(upTo end: Int) {
+            while launched < min(end, push.batches.count) {
+                let offer = push.offer(launched)
+                let contents = offer.assets.map(\.contentID)
+                try? store.record(.inFlight, for: contents, peer: peer.ledgerKey, unlessSynced: true)
+                // Owed from now on: receipts may arrive before this task hears the reply they follow.
+                for content in contents { owed.insert(ReceiptKey(offerID: offer.offerID, contentID: content)) }
+                let session = session, timeout = replyTimeout
+                replies[launched] = Task { await session.offer(offer, receipts: receipts, timeout: timeout) }
+                launched += 1
+            }
+        }
+        // Consent first: nothing more is offered until the first offer is answered.
+        launch(upTo: 1)
+        for index in push.batches.indices {
+            launch(upTo: index == 0 ? 1 : index + Self.offerWindow)
+            guard let reply = await replies.removeValue(forKey: index)?.value else { continue }
+            let batch = push.batches[index]
+            switch reply {
+            case let .failure(error):
+                if case .connectionFailed = error {
+                    await leave(atBatch: index, settled: [])
+                    return error.description
+                }
+                // No answer in time: the first offer's silence ends the push, a later one's skips it.
+                let state: TransferState = if case let .declined(reason) = error { .declined(reason: reason) } else { .failed(reason: error.description) }
+                end(batch, state: state, reason: error.description)
+                if index == 0 {
+                    for later in push.batches.indices.dropFirst() { end(push.batches[later], state: state, reason: error.description) }
+                    await leave(atBatch: index, settled: [])
+                    return nil
+                }
+                await skip(batch: index)
+            case let .success(answer) where !answer.accepted:
+                let reason = answer.reason ?? (answer.decision == .declined ? "declined" : "refused")
+                let declined = answer.decision == .declined
+                let state: TransferState = declined ? .declined(reason: reason) : .failed(reason: "\(peer.name) could not take it: \(reason)")
+                let ledgerReason = declined ? "declined by \(peer.name): \(reason)" : "refused by \(peer.name): \(reason)"
+                end(batch, state: state, reason: ledgerReason)
+                // A declined push is declined whole, as is a refused first offer (the push is refused);
+                // a later refusal (no room, say) is news about that offer only.
+                if index == 0 || declined {
+                    for later in (index + 1)..<push.batches.count { end(push.batches[later], state: state, reason: ledgerReason) }
+                    await leave(atBatch: index, settled: [])
+                    for task in replies.values { _ = await task.value }
+                    return nil
+                }
+                await skip(batch: index)
+            case let .success(answer):
+                if let cut = await send(answer.needed, of: index) { return cut }
+            }
+        }
+        return nil
+    }
+
+    /// Sends the chunks a reply asked for, in order, reading each once for all
+    /// peers; a chunk whose source changed fails its asset here, and the offer
+    /// is cancelled so the receiver stops waiting for the rest of it.
+    private func send(_ needed: [WireMessage.NeededChunks], of index: Int) async -> String? {
+        let batch = push.batches[index]
+        let byID = Dictionary(batch.assets.map { ($0.contentID, $0) }, uniquingKeysWith: { first, _ in first })
+        var plan: [PlannedChunk] = []
+        for entry in needed {
+            guard let asset = byID[entry.contentID] else { continue }
+            for file in entry.files where Int(file.fileIndex) < asset.files.count {
+                let manifest = asset.files[Int(file.fileIndex)].manifest
+                let offsets = manifest.chunks.reduce(into: [UInt64(0)]) { $0.append($0[$0.count - 1] + UInt64($1.length)) }
+                for chunkIndex in file.chunks where Int(chunkIndex) < manifest.chunks.count {
+                    plan.append((.init(contentID: entry.contentID, fileIndex: Int(file.fileIndex), chunkIndex: Int(chunkIndex)),
+                                 manifest, offsets[Int(chunkIndex)]))
+                    progress.bytesTotal += UInt64(manifest.chunks[Int(chunkIndex)].length)
+                }
+            }
+        }
+        let keys = push.chunkKeys(ofBatch: index)
+        await reader.beginBatch(index, keys: keys)
+        let planned = Set(plan.map(\.key))
+        let unneeded = keys.filter { !planned.contains($0) }
+        await reader.abandon(unneeded)
+        settled = Set(unneeded)
+        locallyFailed = [:]
+        publish(.transferring)
+
+        // One chunk ahead: the next chunk is read and verified (on the reader's actor) while this
+        // one is encrypted and sent (on the channel's), so the two halves run on both cores.
+        var upcoming = plan.isEmpty ? nil : await prefetch(plan[0])
+        for (position, item) in plan.enumerated() {
+            let current = upcoming
+            upcoming = position + 1 < plan.count ? await prefetch(plan[position + 1]) : nil
+            guard let current else { continue }
+            let fetched = await current.value
+            if locallyFailed[item.key.contentID] != nil { continue }
+            let payload: ChunkPayload
+            switch fetched {
+            case let .success(fetchedPayload):
+                payload = fetchedPayload
+            case let .failure(error):
+                locallyFailed[item.key.contentID] = switch error {
+                case let .sourceChanged(path): "\(PrintablePath.escape(path.string)) changed while being sent"
+                case let .unreadable(path, why): "cannot read \(PrintablePath.escape(path.string)): \(why)"
+                }
+                continue
+            }
+            do {
+                try await session.send([.chunk(.init(
+                    offerID: batch.offerID, contentID: item.key.contentID, fileIndex: UInt16(item.key.fileIndex),
+                    chunkIndex: UInt32(item.key.chunkIndex), payload: payload))])
+            } catch {
+                // The one being fetched releases itself when read; the rest are given back.
+                await reader.leave(atBatch: index, settled: settled, keysOfBatch: { [push] in push.chunkKeys(ofBatch: $0) })
+                return error.description
+            }
+            summary.chunkBytesSent += UInt64(payload.encodedLength)
+            progress.bytesDone += UInt64(item.file.chunks[item.key.chunkIndex].length)
+            publish(.transferring)
+        }
+        if !locallyFailed.isEmpty {
+            // Nothing more will come for those assets: let the peer stop waiting for them. Their
+            // (failed) receipts still come, and fail them here too.
+            try? await session.send([.cancel(.init(offerID: batch.offerID, reason: "some files changed while being sent"))])
+            for (content, reason) in locallyFailed { fail([content], reason: reason) }
+        }
+        return nil
+    }
+
+    /// Starts reading a chunk; a chunk of an asset that already failed here is not read at all.
+    private func prefetch(_ item: PlannedChunk) async -> Task<Result<ChunkPayload, BroadcastChunkReader.Failure>, Never>? {
+        settled.insert(item.key)
+        guard locallyFailed[item.key.contentID] == nil else {
+            await reader.abandon([item.key])
+            return nil
+        }
+        let reader = reader, key = item.key, file = item.file, offset = item.offset
+        return Task {
+            do throws(BroadcastChunkReader.Failure) {
+                return .success(try await reader.payload(for: key, file: file, chunkOffset: offset))
+            } catch {
+                return .failure(error)
+            }
+        }
+    }
+
+    /// This peer stops sending: gives back its demand from batch `index` on.
+    private func leave(atBatch index: Int, settled: Set<BroadcastChunkReader.Key>) async {
+        await reader.leave(atBatch: index, settled: settled, keysOfBatch: { [push] in push.chunkKeys(ofBatch: $0) })
+    }
+
+    /// This peer takes nothing of batch `index` and goes on with the next.
+    private func skip(batch index: Int) async {
+        let keys = push.chunkKeys(ofBatch: index)
+        await reader.beginBatch(index, keys: keys)
+        await reader.abandon(keys)
+    }
+
+    // MARK: - Receipts
+
+    private func consume(_ receipts: AsyncStream<WireMessage.Receipt>) async {
+        for await receipt in receipts {
+            received(receipt)
+        }
+    }
+
+    /// Only a peer's confirmation makes a row `synced`, and only once every
+    /// part of the content in this push is confirmed. `synced` rows are written
+    /// in batches: a burst of receipts (a repeat push confirms everything at
+    /// once) costs one commit, not one per asset. A row not yet written stays
+    /// `inFlight`, so a crash only means offering it again.
+    private func received(_ receipt: WireMessage.Receipt) {
+        guard owed.remove(ReceiptKey(offerID: receipt.offerID, contentID: receipt.contentID)) != nil else { return }
+        switch receipt.outcome {
+        case .stored:
+            if let left = partsLeft[receipt.contentID] {
+                if left <= 1 {
+                    partsLeft[receipt.contentID] = nil
+                    confirmed.append((receipt.contentID, sizes[receipt.contentID] ?? 0))
+                    summary.assetsStored += 1
+                } else {
+                    partsLeft[receipt.contentID] = left - 1
+                }
+            }
+            if confirmed.count >= 512 || ContinuousClock.now - lastCommit > .seconds(1) { commitConfirmed() }
+        case let .failed(reason):
+            fail([receipt.contentID], reason: reason)
+        }
+        publish(.transferring)
+        if owed.isEmpty, allOffered { receiptSink?.finish() }
+    }
+
+    private func commitConfirmed() {
+        try? store.recordSynced(confirmed, peer: peer.ledgerKey)
+        confirmed.removeAll(keepingCapacity: true)
+        lastCommit = .now
+    }
+
+    /// Marks contents failed with this peer — in the summary always, in the
+    /// ledger unless the row already says synced — once each.
+    private func fail(_ contents: [ContentID], reason: String) {
+        var fresh: [ContentID] = []
+        for content in contents where summary.failures[content] == nil {
+            summary.failures[content] = reason
+            partsLeft[content] = nil
+            fresh.append(content)
+        }
+        try? store.record(.failed, for: fresh, peer: peer.ledgerKey, reason: reason, unlessSynced: true)
+    }
+
+    /// The whole batch ends unsent (declined, refused, no answer): no receipt is owed for it.
+    private func end(_ batch: OutgoingPush.Batch, state: TransferState, reason: String) {
+        if case .declined = state { summary.state = state } else if !summary.state.isFinal { summary.state = state }
+        for asset in batch.assets { owed.remove(ReceiptKey(offerID: batch.offerID, contentID: asset.contentID)) }
+        fail(batch.assets.map(\.contentID), reason: reason)
+    }
+}

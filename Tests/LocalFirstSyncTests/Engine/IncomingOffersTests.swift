@@ -1,0 +1,277 @@
+import Testing
+@testable import LocalFirstSync
+
+/// The receiving side's rules, driven event by event without a socket or a
+/// disk: consent once per push, each content requested once however many
+/// placements need it, copies handed out with the last taking the file,
+/// cancels and failures reaching every asset that waited.
+@Suite struct IncomingOffersTests {
+    typealias Action = IncomingOffers.Action
+
+    // MARK: - Fixtures
+
+    static func manifest(_ path: RelativePath, _ bytes: [UInt8], mtime: Int64 = 0) -> FileManifest {
+        FileManifest(path: path, contents: bytes, modificationTimeNs: mtime)
+    }
+
+    static func asset(_ files: (FileRole, RelativePath, [UInt8])...) -> Asset {
+        Asset(files: files.map { .init(role: $0.0, manifest: manifest($0.1, $0.2)) })
+    }
+
+    static let photoBytes = Array("photo bytes".utf8)
+    static let presetBytes = Array("<plist>one edit preset</plist>".utf8)
+
+    /// One photo standing at two paths, and two photos sharing a byte-identical sidecar.
+    static let copies = WireFixtures.placed(asset((.primary, "a.jpg", photoBytes)), asset((.primary, "Backup/a.jpg", photoBytes)))
+    static let first = WireFixtures.placed(asset((.primary, "IMG_1.HEIC", Array("one".utf8)), (.sidecar, "IMG_1.AAE", presetBytes)))
+    static let second = WireFixtures.placed(asset((.primary, "IMG_2.HEIC", Array("two".utf8)), (.sidecar, "IMG_2.AAE", presetBytes)))
+
+    static func offer(_ id: UInt64, push: UInt64? = nil, last: Bool = true, _ assets: [PlacedAsset]) -> WireMessage.Offer {
+        WireMessage.Offer(offerID: id, push: .init(pushID: push ?? id, isLast: last, fileCount: 0, byteCount: 0), assets: assets)
+    }
+
+    /// A plan in which nothing is in place and every unknown content needs all its chunks.
+    static func freshPlan(_ assets: [PlacedAsset], known: Set<Hash256>) -> IncomingOffers.Plan {
+        var plan = IncomingOffers.Plan()
+        for asset in assets {
+            plan.inPlace[asset.contentID] = asset.placements.map { $0.files.map { _ in false } }
+            for file in asset.files where !known.contains(file.manifest.fileHash) {
+                var missing = ChunkBitmap(chunkCount: file.manifest.chunks.count)
+                for index in file.manifest.chunks.indices { missing.insert(index) }
+                plan.missing[file.manifest.fileHash] = missing
+            }
+        }
+        return plan
+    }
+
+    static func chunk(_ offerID: UInt64, _ asset: PlacedAsset, file: Int, index: Int = 0) -> WireMessage.Chunk {
+        let manifest = asset.files[file].manifest
+        return .init(offerID: offerID, contentID: asset.contentID, fileIndex: UInt16(file), chunkIndex: UInt32(index),
+                     payload: .raw([UInt8](repeating: 0, count: Int(manifest.chunks[index].length))[...]))
+    }
+
+    /// Runs `.plan` actions through `plan` (or a fresh plan) until none is left; returns everything else.
+    static func settle(_ state: inout IncomingOffers, _ actions: [Action],
+                       plan: ([PlacedAsset], Set<Hash256>) -> IncomingOffers.Plan = freshPlan) -> [Action] {
+        var pending = actions
+        var out: [Action] = []
+        while !pending.isEmpty {
+            let action = pending.removeFirst()
+            if case let .plan(offerID, assets, known) = action {
+                pending = state.planned(offerID: offerID, .success(plan(assets, known))) + pending
+            } else {
+                out.append(action)
+            }
+        }
+        return out
+    }
+
+    static func replies(_ actions: [Action]) -> [WireMessage.OfferReply] {
+        actions.flatMap { action -> [WireMessage.OfferReply] in
+            guard case let .send(messages) = action else { return [] }
+            return messages.compactMap { if case let .offerReply(reply) = $0 { reply } else { nil } }
+        }
+    }
+
+    static func receipts(_ actions: [Action]) -> [WireMessage.Receipt] {
+        actions.flatMap { action -> [WireMessage.Receipt] in
+            guard case let .send(messages) = action else { return [] }
+            return messages.compactMap { if case let .receipt(receipt) = $0 { receipt } else { nil } }
+        }
+    }
+
+    static func finishes(_ actions: [Action]) -> [Hash256] {
+        actions.compactMap { if case let .finish(hash) = $0 { hash } else { nil } }
+    }
+
+    static func installs(_ actions: [Action]) -> [IncomingOffers.InstallOrder] {
+        actions.compactMap { if case let .install(order) = $0 { order } else { nil } }
+    }
+
+    // MARK: - Tests
+
+    @Test func eachContentIsRequestedOnceAndEveryPlacementGetsItsCopy() throws {
+        var state = IncomingOffers()
+        let offer = Self.offer(1, [Self.copies, Self.first, Self.second])
+        let announced = try state.received(offer)
+        guard case .announce? = announced.first else { Issue.record("no announcement: \(announced)"); return }
+        let actions = Self.settle(&state, state.decided(pushID: 1, accepted: true))
+        let reply = try #require(Self.replies(actions).first)
+        #expect(reply.decision == .accepted)
+        // The photo once (not per placement), the preset once (not per photo).
+        let requested = reply.needed.flatMap { entry in entry.files.map { (entry.contentID, Int($0.fileIndex)) } }
+        #expect(requested.count == 4, "\(requested)")
+        #expect(requested.filter { $0.0 == Self.copies.contentID }.count == 1)
+        let presetIndex = try #require(Self.first.files.firstIndex { $0.role == .sidecar })
+        #expect(requested.contains { $0 == (Self.first.contentID, presetIndex) })
+        #expect(!requested.contains { $0.0 == Self.second.contentID && $0.1 == presetIndex },
+                "the shared sidecar is asked for once, not for the second photo")
+        // The second photo's sidecar position was not requested: a chunk for it is a violation.
+        var probe = state
+        #expect(throws: SyncError.self) { _ = try probe.destination(of: Self.chunk(1, Self.second, file: presetIndex)) }
+
+        // Every requested chunk arrives and is written.
+        var finished: [Hash256] = []
+        for (contentID, file) in requested {
+            let asset = try #require([Self.copies, Self.first, Self.second].first { $0.contentID == contentID })
+            let destination = try #require(try state.destination(of: Self.chunk(1, asset, file: file)))
+            finished += Self.finishes(state.chunkWritten(destination, bytes: 1, .success(())))
+        }
+        #expect(Set(finished).count == 4)
+        // A chunk sent twice is a violation.
+        #expect(throws: SyncError.self) { _ = try state.destination(of: Self.chunk(1, Self.copies, file: 0)) }
+
+        var orders: [IncomingOffers.InstallOrder] = []
+        for hash in finished { orders += Self.installs(state.finished(hash, .success(()))) }
+        #expect(orders.count == 3)
+        // The photo: one placement gets a copy, the other the staged file itself.
+        let copiesOrder = try #require(orders.first { $0.asset.contentID == Self.copies.contentID })
+        let photoHash = Self.copies.files[0].manifest.fileHash
+        #expect(Set(copiesOrder.sources.flatMap { $0 }) == [.copy(photoHash), .take(photoHash)])
+        // The preset: copied for the photo installed first, taken by the last.
+        let presetHash = Self.first.files[presetIndex].manifest.fileHash
+        let presetSources = orders.flatMap { $0.sources.flatMap { $0 } }.filter { $0 == .copy(presetHash) || $0 == .take(presetHash) }
+        #expect(presetSources == [.copy(presetHash), .take(presetHash)])
+
+        var received: [WireMessage.Receipt] = []
+        var ended = false
+        for order in orders {
+            let actions = state.installed(offerID: order.offerID, contentID: order.asset.contentID, .success([]))
+            received += Self.receipts(actions)
+            ended = ended || actions.contains { if case .pushEnded(1) = $0 { true } else { false } }
+        }
+        #expect(received.map(\.outcome) == [.stored, .stored, .stored])
+        #expect(ended)
+        #expect(state.isIdle)
+    }
+
+    @Test func consentIsAskedOncePerPushAndCoversItsLaterOffers() throws {
+        var state = IncomingOffers()
+        #expect(try state.received(Self.offer(1, last: false, [Self.copies])).count == 1)  // the announcement
+        // The second offer of the push waits for the consent given on the first.
+        #expect(try state.received(Self.offer(2, push: 1, [Self.first])).isEmpty)
+        let actions = Self.settle(&state, state.decided(pushID: 1, accepted: true))
+        #expect(Self.replies(actions).map(\.offerID) == [1, 2])
+        #expect(Self.replies(actions).allSatisfy { $0.decision == .accepted })
+        // An offer continuing a push that has seen its last offer is a violation, as is a reused ID.
+        #expect(throws: SyncError.self) { _ = try state.received(Self.offer(3, push: 1, [Self.second])) }
+        #expect(throws: SyncError.self) { _ = try state.received(Self.offer(2, [Self.second])) }
+        #expect(throws: SyncError.self) { _ = try state.received(Self.offer(9, push: 8, [Self.second])) }
+    }
+
+    @Test func aDeclinedPushDeclinesEveryOfferWithoutPlanning() throws {
+        var state = IncomingOffers()
+        _ = try state.received(Self.offer(1, last: false, [Self.copies]))
+        _ = try state.received(Self.offer(2, push: 1, last: false, [Self.first]))
+        let declined = state.decided(pushID: 1, accepted: false, reason: "not now")
+        #expect(!declined.contains { if case .plan = $0 { true } else { false } })
+        #expect(Self.replies(declined).map(\.decision) == [.declined, .declined])
+        let later = try state.received(Self.offer(3, push: 1, [Self.second]))
+        #expect(Self.replies(later).map(\.decision) == [.declined])
+        #expect(later.contains { if case .pushEnded(1) = $0 { true } else { false } })
+    }
+
+    @Test func anEmptyPushIsAcceptedWithoutAsking() throws {
+        var state = IncomingOffers()
+        let actions = try state.received(Self.offer(5, []))
+        #expect(Self.replies(actions).map(\.decision) == [.accepted])
+        #expect(actions.contains { if case .pushEnded(5) = $0 { true } else { false } })
+        #expect(state.isIdle)
+    }
+
+    @Test func hostileNamesRefuseThePushBeforeAnyoneIsAsked() throws {
+        var state = IncomingOffers()
+        let hostile = WireFixtures.placed(Self.asset((.primary, "../escape.jpg", Self.photoBytes)))
+        let actions = try state.received(Self.offer(1, last: false, [hostile]))
+        #expect(!actions.contains { if case .announce = $0 { true } else { false } })
+        #expect(Self.replies(actions).map(\.decision) == [.refused])
+        // The rest of that push is refused too.
+        #expect(Self.replies(try state.received(Self.offer(2, push: 1, [Self.first]))).map(\.decision) == [.refused])
+    }
+
+    @Test func aContentOnItsWayIsNotRequestedAgainByALaterOffer() throws {
+        var state = IncomingOffers()
+        _ = try state.received(Self.offer(1, last: false, [Self.first]))
+        var actions = Self.settle(&state, state.decided(pushID: 1, accepted: true))
+        #expect(Self.replies(actions).first?.needed.flatMap(\.files).count == 2)
+        let presetIndex = try #require(Self.first.files.firstIndex { $0.role == .sidecar })
+        let presetHash = Self.first.files[presetIndex].manifest.fileHash
+        // The second photo comes in a later offer while the preset is still on its way.
+        var knownAtPlan: Set<Hash256> = []
+        actions = Self.settle(&state, try state.received(Self.offer(2, push: 1, [Self.second]))) { assets, known in
+            knownAtPlan = known
+            return Self.freshPlan(assets, known: known)
+        }
+        #expect(knownAtPlan.contains(presetHash))
+        let reply = try #require(Self.replies(actions).first)
+        #expect(reply.needed.flatMap(\.files).count == 1, "only the second photo's own file")
+        // The preset arrives for offer 1; when it is staged, both photos can land.
+        for file in Self.first.files.indices {
+            let destination = try #require(try state.destination(of: Self.chunk(1, Self.first, file: file)))
+            _ = state.chunkWritten(destination, bytes: 1, .success(()))
+        }
+        let primaryIndex = try #require(Self.second.files.firstIndex { $0.role == .primary })
+        let destination = try #require(try state.destination(of: Self.chunk(2, Self.second, file: primaryIndex)))
+        _ = state.chunkWritten(destination, bytes: 1, .success(()))
+        var orders: [IncomingOffers.InstallOrder] = []
+        for file in Self.first.files + [Self.second.files[primaryIndex]] {
+            orders += Self.installs(state.finished(file.manifest.fileHash, .success(())))
+        }
+        #expect(Set(orders.map(\.offerID)) == [1, 2])
+    }
+
+    @Test func cancellingAnOfferFailsTheAssetsOfLaterOffersWaitingForItsContent() throws {
+        var state = IncomingOffers()
+        _ = try state.received(Self.offer(1, last: false, [Self.first]))
+        _ = Self.settle(&state, state.decided(pushID: 1, accepted: true))
+        _ = Self.settle(&state, try state.received(Self.offer(2, push: 1, [Self.second])))
+        let actions = state.cancelled(offerID: 1, reason: "source changed")
+        let failed = Self.receipts(actions)
+        #expect(Set(failed.map(\.offerID)) == [1, 2])
+        #expect(failed.allSatisfy { if case .failed = $0.outcome { true } else { false } })
+        // Chunks the sender had already sent for the cancelled offer are dropped, not a violation.
+        #expect(try state.destination(of: Self.chunk(1, Self.first, file: 0)) == nil)
+    }
+
+    @Test func aContentThatFailsFailsEveryAssetWaitingForIt() throws {
+        var state = IncomingOffers()
+        _ = try state.received(Self.offer(1, [Self.first, Self.second]))
+        _ = Self.settle(&state, state.decided(pushID: 1, accepted: true))
+        let presetIndex = try #require(Self.first.files.firstIndex { $0.role == .sidecar })
+        let destination = try #require(try state.destination(of: Self.chunk(1, Self.first, file: presetIndex)))
+        let actions = state.chunkWritten(destination, bytes: 1, .failure(.chunkHashMismatch(index: 0)))
+        #expect(Set(Self.receipts(actions).map(\.contentID)) == [Self.first.contentID, Self.second.contentID])
+        // The first photo's own file is no longer needed: its late chunk is dropped.
+        let primaryIndex = try #require(Self.first.files.firstIndex { $0.role == .primary })
+        #expect(try state.destination(of: Self.chunk(1, Self.first, file: primaryIndex)) == nil)
+    }
+
+    @Test func assetsAlreadyInPlaceAreReceiptedAtOnceInOneBatch() throws {
+        var state = IncomingOffers()
+        _ = try state.received(Self.offer(1, [Self.copies, Self.first]))
+        let actions = Self.settle(&state, state.decided(pushID: 1, accepted: true)) { assets, _ in
+            var plan = IncomingOffers.Plan()
+            for asset in assets { plan.inPlace[asset.contentID] = asset.placements.map { $0.files.map { _ in true } } }
+            return plan
+        }
+        #expect(Self.replies(actions).first?.needed.isEmpty == true)
+        let batches = actions.compactMap { action -> [WireMessage]? in if case let .send(messages) = action { messages } else { nil } }
+        #expect(batches.contains { $0.count == 2 && Self.receipts([.send($0)]).count == 2 }, "both receipts in one message batch")
+        #expect(Self.installs(actions).isEmpty && Self.finishes(actions).isEmpty)
+        #expect(state.isIdle)
+    }
+
+    @Test func aPlanThatFailsRefusesTheOffer() throws {
+        var state = IncomingOffers()
+        _ = try state.received(Self.offer(1, [Self.copies]))
+        guard case let .plan(offerID, _, _)? = state.decided(pushID: 1, accepted: true).last else {
+            Issue.record("no plan")
+            return
+        }
+        let actions = state.planned(offerID: offerID, .failure(.insufficientSpace(needed: 10, available: 1)))
+        let reply = try #require(Self.replies(actions).first)
+        #expect(reply.decision == .refused)
+        #expect(reply.reason?.contains("not enough free space") == true)
+        #expect(state.isIdle)
+    }
+}
