@@ -9,8 +9,9 @@ APT_PACKAGES := pkg-config libsodium-dev libzstd-dev libsqlite3-dev libavahi-com
 LAB_PACKAGES := avahi-daemon dbus iproute2 jq nftables
 # The benchmarks compare against rsync, over ssh and as a daemon.
 BENCH_PACKAGES := rsync openssh-server openssh-client time
-# The CLI tests exercise the man page and the completion scripts in real tools and shells.
-TEST_PACKAGES := mandoc groff-base man-db bash-completion zsh fish
+# The CLI tests exercise the man page and the completion scripts in real tools and shells;
+# the copy tests make an XFS file system in a loop file to see reflinks.
+TEST_PACKAGES := mandoc groff-base man-db bash-completion zsh fish xfsprogs
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEBUG_BIN    := .build/debug
 RELEASE_BIN  := .build/release

@@ -6,14 +6,15 @@
 #   scripts/bench.sh [BUILD_DIR]        (make bench)
 #
 # Knobs: BENCH_SIZE_MIB (1024), BENCH_REPS (3), BENCH_BIG_MIB (4096),
-#        BENCH_SMALL_FILES (100000), BENCH_DIR (bench-out/s9),
-#        BENCH_FROM / BENCH_TO (1 / 8: which scenarios run)
+#        BENCH_SMALL_FILES (100000), BENCH_HUGE_FILES (200000), BENCH_DIR (bench-out/s9),
+#        BENCH_FROM / BENCH_TO (1 / 9: which scenarios run)
 set -euo pipefail
 bin=$(cd "${1:-.build/release}" && pwd)
 size_mib=${BENCH_SIZE_MIB:-1024}
 reps=${BENCH_REPS:-3}
 big_mib=${BENCH_BIG_MIB:-4096}
 small_files=${BENCH_SMALL_FILES:-100000}
+huge_files=${BENCH_HUGE_FILES:-200000}
 work=$(mkdir -p "${BENCH_DIR:-$PWD/bench-out/s9}" && cd "${BENCH_DIR:-$PWD/bench-out/s9}" && pwd)
 lfsync="$bin/lfsync"
 declare -A serve_pid
@@ -47,11 +48,11 @@ sleep 3.5
 corpus_bytes=$(du -sb --apparent-size "$src" | cut -f1)
 
 port() { case $1 in d1) echo 18801;; d2) echo 18802;; d3) echo 18803;; esac; }
-start_serve() {
-  local name=$1
+start_serve() {   # start_serve NAME [OPEN-FILE LIMIT]
+  local name=$1 limit=${2:-$(ulimit -n)}
   mkdir -p "$work/$name/Pictures"
-  LFSYNC_HOME="$work/$name/state" "$lfsync" serve --library "$work/$name/Pictures" --listen "127.0.0.1:$(port "$name")" --no-advertise \
-    >/dev/null 2>>"$work/$name/serve.log" &
+  (ulimit -n "$limit" && LFSYNC_HOME="$work/$name/state" exec "$lfsync" serve --library "$work/$name/Pictures" \
+    --listen "127.0.0.1:$(port "$name")" --no-advertise >/dev/null 2>>"$work/$name/serve.log") &
   serve_pid[$name]=$!
   # serve indexes its library before it listens: allow for a large one.
   for _ in $(seq 1 1200); do grep -q "listening on" "$work/$name/serve.log" 2>/dev/null && return; sleep 0.1; done
@@ -121,7 +122,7 @@ settle() { sync; }
 
 results="$work/results.md"
 from=${BENCH_FROM:-1}
-to=${BENCH_TO:-8}
+to=${BENCH_TO:-9}
 # Scenario N runs when BENCH_FROM <= N <= BENCH_TO.
 want() { [ "$from" -le "$1" ] && [ "$1" -le "$to" ]; }
 : > "$results"
@@ -256,6 +257,31 @@ as laptop push "$work/small" --to d1 --dry-run >/dev/null 2>&1
 t_l=()
 for _ in $(seq 1 "$reps"); do t=$(now); as laptop push "$work/small" --to d1 --dry-run >/dev/null 2>&1; t_l+=("$(elapsed "$t")"); done
 row "| rescan of $small_files unchanged files | $(median "${t_l[@]}") s | | | ≤ 3 s | |"
+
+fi
+
+# ---------------------------------------------------------------- 9. a real-shaped library of 200,000 files
+if want 9; then
+log "9. $huge_files files of a real-shaped library (a few KB each), at ulimit -n 1024 on both sides"
+huge="$work/huge"
+[ -d "$huge" ] || "$bin/lfsync-bench" real-library "$huge" --files "$huge_files" --max-bytes 6000 >&2
+huge_bytes=$(du -sb --apparent-size "$huge" | cut -f1)
+stop_serve d1
+rm -rf "$work/d1/Pictures" "$work/d1/state/libraries"
+start_serve d1 1024
+settle; t=$(now)
+(ulimit -n 1024 && LFSYNC_HOME="$work/laptop/state" /usr/bin/time -v "$lfsync" push "$huge" --to d1 --batch --json \
+  > "$work/huge.json" 2> "$work/huge-time.txt") || log "   push exited $? ($(head -c 300 "$work/huge.json"))"
+t_l=$(elapsed "$t")
+sender_rss=$(awk '/Maximum resident set size/ {print $6}' "$work/huge-time.txt")
+receiver_rss=$(awk '/VmHWM/ {print $2}' "/proc/${serve_pid[d1]}/status")
+exact=yes
+diff -r -x .lfsync "$huge" "$work/d1/Pictures" >/dev/null || exact=NO
+rm -rf "$work/ssh-huge"; settle; t=$(now); rsync_ssh "$huge" "$work/ssh-huge" >/dev/null; t_s=$(elapsed "$t")
+rm -rf "$work/ssh-huge"; settle; t=$(now); rsync_ssh "$huge" "$work/ssh-huge" >/dev/null; sync; t_ss=$(elapsed "$t")
+log "   lfsync $t_l s (sender $((sender_rss / 1024)) MiB, receiver $((receiver_rss / 1024)) MiB), rsync-ssh $t_s s, rsync-ssh + sync $t_ss s"
+row "| $huge_files files ($((huge_bytes / 1048576)) MiB), ulimit -n 1024 | $t_l s; peak RSS sender $((sender_rss / 1024)) MiB, receiver $((receiver_rss / 1024)) MiB | ssh $t_s s (+ sync: $t_ss s) | $(ratio "$t_l" "$t_s") vs ssh, $(ratio "$t_l" "$t_ss") vs ssh + sync | completes; ≤ 1.5× ssh; ≤ 200 MiB each | byte-exact: $exact |"
+rm -rf "$work/ssh-huge"
 
 fi
 

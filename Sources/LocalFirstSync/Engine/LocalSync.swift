@@ -290,7 +290,7 @@ public actor LocalSync {
     ///   still shows exactly that status are sent without being hashed again.
     ///   Without it every chunk read is checked against its hash.
     public func send(
-        _ assets: [Asset], from library: URL, settledStatus: [RelativePath: FileStatus] = [:],
+        _ assets: [Asset], from library: URL, settledStatus: SettledFiles = SettledFiles(),
         to destination: TransferDestination = .allConnectedPeers
     ) -> OutgoingTransfer {
         // Each peer once, however often it was named.

@@ -278,11 +278,9 @@ actor PeerSession {
             return
         }
         // The file is handed over: this actor does not touch it again.
-        let handedOver = HandedOver(file)
         jobsInFlight += 1
-        Task { [installs] in
-            let result = await installs.finish(handedOver)
-            await self.finished(hash, result, counted: true)
+        installs.finish(HandedOver(file)) { result in
+            Task { await self.finished(hash, result, counted: true) }
         }
     }
 
@@ -316,10 +314,9 @@ actor PeerSession {
             return
         }
         jobsInFlight += 1
-        // FIFO: an order that copies a content always runs before the one that takes it.
-        Task { [installs] in
-            let result = await installs.install(order, staged: sources, with: importer)
-            await self.installed(order, result, counted: true)
+        // Queued now, in the order decided: one that copies a content runs before the one that takes it.
+        installs.install(order, staged: sources, with: importer) { result in
+            Task { await self.installed(order, result, counted: true) }
         }
     }
 

@@ -24,8 +24,9 @@ public final class ChunkIndex: Sendable {
     /// Indexes many files in one transaction. Each replaces its path's rows;
     /// call it for new and changed files only — an unchanged file's rows are
     /// already right.
-    public func recordAll(_ files: [IndexedFile]) throws(SQLiteError) {
-        guard !files.isEmpty else { return }
+    public func recordAll(_ files: some Sequence<IndexedFile>) throws(SQLiteError) {
+        var iterator = files.makeIterator()
+        guard let first = iterator.next() else { return }
         let libraryID = libraryID
         try database.write { db throws(SQLiteError) in
             let deleteFile = try db.cachedStatement("DELETE FROM chunk_file WHERE library_id = ? AND path = ?")
@@ -33,7 +34,9 @@ public final class ChunkIndex: Sendable {
                 "INSERT INTO chunk_file (library_id, path, size, mtime_ns, inode) VALUES (?, ?, ?, ?, ?)")
             let insertChunk = try db.cachedStatement(
                 "INSERT INTO chunk_location (file_id, byte_offset, length, hash) VALUES (?, ?, ?, ?)")
-            for file in files {
+            var next: IndexedFile? = first
+            while let file = next {
+                next = iterator.next()
                 // ON DELETE CASCADE removes the old chunk rows with the file row.
                 try deleteFile.execute([.integer(libraryID), .text(file.path.string)])
                 let stamp = file.stamp
@@ -107,6 +110,29 @@ public final class ChunkIndex: Sendable {
         try database.write { db throws(SQLiteError) in
             try db.cachedStatement("DELETE FROM chunk_file WHERE library_id = ? AND path = ?")
                 .execute([.integer(libraryID), .text(path.string)])
+        }
+    }
+
+    /// Forgets every file not in `sortedPaths` (ascending byte order): one
+    /// streamed query merged with the list, no set of the whole library.
+    /// - Returns: how many files were removed.
+    @discardableResult
+    public func removeFiles(notInSorted sortedPaths: [RelativePath]) throws(SQLiteError) -> Int {
+        let libraryID = libraryID
+        return try database.write { db throws(SQLiteError) in
+            var stale: [RelativePath] = []
+            var cursor = sortedPaths.startIndex
+            try db.cachedStatement("SELECT path FROM chunk_file WHERE library_id = ? ORDER BY path")
+                .forEachRow([.integer(libraryID)]) { row in
+                    guard let path = row.relativePath(at: 0) else { return }
+                    while cursor < sortedPaths.endIndex, sortedPaths[cursor] < path { cursor += 1 }
+                    if cursor == sortedPaths.endIndex || sortedPaths[cursor] != path { stale.append(path) }
+                }
+            let delete = try db.cachedStatement("DELETE FROM chunk_file WHERE library_id = ? AND path = ?")
+            for path in stale {
+                try delete.execute([.integer(libraryID), .text(path.string)])
+            }
+            return stale.count
         }
     }
 

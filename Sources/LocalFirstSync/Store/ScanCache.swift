@@ -6,8 +6,9 @@
 /// manifest that disagrees with its row, is a cache miss — the file is simply
 /// hashed again — never an error and never a crash.
 ///
-/// For whole-library rescans use the batch calls: `loadAll()` is one query and
-/// `storeAll(_:)` one transaction over one prepared statement.
+/// For whole-library rescans use the batch calls: `forEachEntry(_:)` is one
+/// query streamed in path order (a library of 200,000 files is never held as
+/// one dictionary), `storeAll(_:)` one transaction over one prepared statement.
 public final class ScanCache: Sendable {
     private let database: SerializedDatabase
     private let libraryID: Int64
@@ -67,14 +68,63 @@ public final class ScanCache: Sendable {
         }
     }
 
+    /// Every usable entry of this library, one at a time, in ascending order of
+    /// path bytes (SQLite's BINARY collation is `memcmp`, the order of
+    /// `RelativePath`): a caller merges them with its own sorted paths.
+    public func forEachEntry(_ body: (IndexedFile) -> Void) throws(SQLiteError) {
+        let libraryID = libraryID
+        try database.withDatabase { db throws(SQLiteError) in
+            try db.cachedStatement("""
+                SELECT path, size, mtime_ns, inode, manifest, content_identifier, ctime_ns, chunk_list_unverified
+                FROM scan_cache WHERE library_id = ? ORDER BY path
+                """)
+                .forEachRow([.integer(libraryID)]) { row throws(SQLiteError) in
+                    guard let path = row.relativePath(at: 0), let entry = Self.entry(row, path: path, firstColumn: 1) else { return }
+                    body(entry)
+                }
+        }
+    }
+
+    /// Removes the entries of `paths` (files a scan no longer saw).
+    @discardableResult
+    public func removeEntries(_ paths: [RelativePath]) throws(SQLiteError) -> Int {
+        guard !paths.isEmpty else { return 0 }
+        let libraryID = libraryID
+        return try database.write { db throws(SQLiteError) in
+            let delete = try db.cachedStatement("DELETE FROM scan_cache WHERE library_id = ? AND path = ?")
+            for path in paths {
+                try delete.execute([.integer(libraryID), .text(path.string)])
+            }
+            return paths.count
+        }
+    }
+
+    /// Paths with an entry (usable or not) that are not in `sortedPaths`,
+    /// which must be in ascending byte order: one streamed query, no set.
+    public func paths(notIn sortedPaths: [RelativePath]) throws(SQLiteError) -> [RelativePath] {
+        let libraryID = libraryID
+        return try database.withDatabase { db throws(SQLiteError) in
+            var stale: [RelativePath] = []
+            var cursor = sortedPaths.startIndex
+            try db.cachedStatement("SELECT path FROM scan_cache WHERE library_id = ? ORDER BY path")
+                .forEachRow([.integer(libraryID)]) { row in
+                    guard let path = row.relativePath(at: 0) else { return }
+                    while cursor < sortedPaths.endIndex, sortedPaths[cursor] < path { cursor += 1 }
+                    if cursor == sortedPaths.endIndex || sortedPaths[cursor] != path { stale.append(path) }
+                }
+            return stale
+        }
+    }
+
     /// Stores (or replaces) the entry for `manifest.path`.
     public func store(_ manifest: FileManifest, inode: UInt64) throws(SQLiteError) {
         try storeAll([IndexedFile(manifest: manifest, inode: inode)])
     }
 
     /// Stores (or replaces) many entries in one transaction.
-    public func storeAll(_ files: [IndexedFile]) throws(SQLiteError) {
-        guard !files.isEmpty else { return }
+    public func storeAll(_ files: some Sequence<IndexedFile>) throws(SQLiteError) {
+        var files = files.makeIterator()
+        guard let first = files.next() else { return }
         let libraryID = libraryID
         try database.write { db throws(SQLiteError) in
             let upsert = try db.cachedStatement("""
@@ -87,7 +137,9 @@ public final class ScanCache: Sendable {
                     content_identifier = excluded.content_identifier, ctime_ns = excluded.ctime_ns,
                     chunk_list_unverified = excluded.chunk_list_unverified
                 """)
-            for file in files {
+            var next: IndexedFile? = first
+            while let file = next {
+                next = files.next()
                 try upsert.bind(libraryID, at: 1)
                 try upsert.bind(file.manifest.path.string, at: 2)
                 try upsert.bind(Int64(bitPattern: file.manifest.size), at: 3)

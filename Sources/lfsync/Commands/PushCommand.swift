@@ -54,7 +54,7 @@ struct PushCommand {
         guard !targets.isEmpty else { throw CommandFailure(message: "no trusted peers to send to ('lfsync trust' adds one)", exitCode: .usage) }
 
         // Scan every PATH first: preparation has its own progress, before any byte moves.
-        var libraries: [(url: URL, assets: [Asset], settled: [RelativePath: FileStatus])] = []
+        var libraries: [(url: URL, assets: [Asset], settled: SettledFiles)] = []
         var skippedCount = 0
         for path in arguments.positionals {
             let url = try DirectoryArgument.existing(path)

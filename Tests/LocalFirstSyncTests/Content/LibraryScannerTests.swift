@@ -142,7 +142,7 @@ import Testing
             try await TestSupport.waitForFilesToSettle()
             let index = try LibraryIndex.open(at: root.appendingPathComponent("index.sqlite"))
             let first = try await scan(library, index: index)
-            #expect(first.settledStatus.keys.sorted() == ["IMG_0001.JPG"])
+            #expect(first.settledStatus.paths == ["IMG_0001.JPG"])
             let edited = [UInt8](repeating: 2, count: 100_000)
             try TestSupport.overwriteKeepingMtime(photo, with: edited)
             let second = try await scan(library, index: index)

@@ -277,7 +277,7 @@ import Testing
             try await TestSupport.waitForFilesToSettle()
             let scan = try await LibraryScanner(root: nas.library, cache: nas.scanCache, chunkIndex: nas.chunkIndex).scan()
             #expect(scan.statistics.filesHashed == 0)
-            #expect(scan.settledStatus.isEmpty, "settled: \(scan.settledStatus.keys.sorted())")
+            #expect(scan.settledStatus.isEmpty, "settled: \(scan.settledStatus.paths)")
             let expected = Set(assets.map(\.contentID))
             #expect(Set(scan.assets.map(\.contentID)) == expected)
         }

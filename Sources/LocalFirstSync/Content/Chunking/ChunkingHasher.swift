@@ -34,9 +34,23 @@ public struct ChunkingHasher: ~Copyable {
 
     /// The whole-stream hash and the chunk list. An empty stream has no chunks.
     public consuming func finish() -> (fileHash: Hash256, chunks: [ChunkRef]) {
+        finishAndReset()
+    }
+
+    /// `finish()`, leaving the hasher ready for the next stream. A scan of
+    /// 200,000 files reuses one hasher per worker: each new one allocates two
+    /// 64-byte-aligned libsodium states, and a heap full of those, freed
+    /// between files that stay, fragments into tens of megabytes no later
+    /// allocation fits.
+    public mutating func finishAndReset() -> (fileHash: Hash256, chunks: [ChunkRef]) {
         if chunker.finish() || chunkLengthSoFar > 0 {
             chunks.append(ChunkRef(length: UInt32(chunkLengthSoFar), hash: chunkHasher.finalizeHashAndReset()))
         }
-        return (fileHasher.finalizeHashAndReset(), chunks)
+        let result = (fileHasher.finalizeHashAndReset(), chunks)
+        chunker = FastCDC(configuration: chunker.configuration)
+        chunks = []
+        totalLength = 0
+        chunkLengthSoFar = 0
+        return result
     }
 }

@@ -35,18 +35,30 @@ public struct FileDigester: Sendable {
         absolutePath: String, relativePath: String, expected: FileStatus? = nil,
         buffer: UnsafeMutableRawBufferPointer
     ) throws(Failure) -> (manifest: FileManifest, status: FileStatus) {
+        var hasher = ChunkingHasher(configuration: configuration)
+        return try manifest(absolutePath: absolutePath, relativePath: relativePath, expected: expected, buffer: buffer, hasher: &hasher)
+    }
+
+    /// The same with a hasher reused across files by one worker (left reset).
+    public func manifest(
+        absolutePath: String, relativePath: String, expected: FileStatus? = nil,
+        buffer: UnsafeMutableRawBufferPointer, hasher: inout ChunkingHasher
+    ) throws(Failure) -> (manifest: FileManifest, status: FileStatus) {
         let file = try Self.mapping { () throws(SystemError) in try ReadOnlyFile(path: absolutePath, nonBlocking: true) }
         let before = try Self.mapping { () throws(SystemError) in try file.status() }
         guard before.kind == .regular else { throw .notRegularFile(path: relativePath) }
         if let expected, !expected.hasSameStamp(as: before) { throw .changedWhileReading(path: relativePath) }
-        var hasher = ChunkingHasher(configuration: configuration)
+        // However this ends, the next file starts from a clean state.
+        var finished = false
+        defer { if !finished { _ = hasher.finishAndReset() } }
         while true {
             let count = try Self.mapping { () throws(SystemError) in try file.read(into: buffer) }
             if count == 0 { break }
             hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
         }
         let after = try Self.mapping { () throws(SystemError) in try file.status() }
-        let (fileHash, chunks) = hasher.finish()
+        let (fileHash, chunks) = hasher.finishAndReset()
+        finished = true
         let total = chunks.reduce(UInt64(0)) { $0 + UInt64($1.length) }
         guard after.hasSameStamp(as: before), after.changeTimeNs == before.changeTimeNs, total == after.size else {
             throw .changedWhileReading(path: relativePath)

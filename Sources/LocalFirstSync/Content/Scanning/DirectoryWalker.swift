@@ -54,6 +54,9 @@ struct DirectoryWalker {
             names.append(name)
         }
         names.sort { $0.lexicographicallyPrecedes($1) }
+        // A directory's files come out together, before its subdirectories: the grouper, which
+        // pairs files within one directory only, can then take the library a directory at a time.
+        var subdirectories: [(name: String, relative: RelativePath)] = []
         for rawName in names {
             if prefix.string.isEmpty, excludedTopLevelNames.contains(rawName) { continue }
             guard let name = String(validating: rawName, as: UTF8.self) else {
@@ -82,17 +85,20 @@ struct DirectoryWalker {
                     skipped.append(SkippedEntry(path: relative, reason: "nested deeper than \(Self.maxDepth) levels"))
                     continue
                 }
-                let child = openat(descriptor, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-                guard child >= 0 else {
-                    skipped.append(SkippedEntry(path: relative, reason: SystemError.current("open").message))
-                    continue
-                }
-                try walk(directory: child, prefix: relative, depth: depth + 1, files: &files, skipped: &skipped)
+                subdirectories.append((name, relative))
             case .symlink:
                 skipped.append(SkippedEntry(path: relative, reason: "symbolic link (not followed)"))
             case .other:
                 skipped.append(SkippedEntry(path: relative, reason: "not a regular file"))
             }
+        }
+        for (name, relative) in subdirectories {
+            let child = openat(descriptor, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            guard child >= 0 else {
+                skipped.append(SkippedEntry(path: relative, reason: SystemError.current("open").message))
+                continue
+            }
+            try walk(directory: child, prefix: relative, depth: depth + 1, files: &files, skipped: &skipped)
         }
     }
 }

@@ -14,13 +14,12 @@ public struct LibraryScan: Sendable {
     public var assets: [Asset]
     public var skipped: [SkippedEntry]
     public var statistics: Statistics
-    /// Per path, the status (size, mtime, inode, ctime) under which the file's
-    /// manifest is known to describe its bytes: a sender that still finds
-    /// exactly this with `fstat` after reading a chunk need not hash the chunk
-    /// again. Files that changed too shortly before they were hashed are absent.
-    public var settledStatus: [RelativePath: FileStatus]
+    /// Per path, the status under which the file's manifest is known to
+    /// describe its bytes (see `SettledFiles`). Files that changed too shortly
+    /// before they were hashed are absent.
+    public var settledStatus: SettledFiles
 
-    public init(assets: [Asset], skipped: [SkippedEntry], statistics: Statistics, settledStatus: [RelativePath: FileStatus] = [:]) {
+    public init(assets: [Asset], skipped: [SkippedEntry], statistics: Statistics, settledStatus: SettledFiles = SettledFiles()) {
         self.assets = assets
         self.skipped = skipped
         self.statistics = statistics

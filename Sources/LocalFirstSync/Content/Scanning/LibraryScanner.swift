@@ -42,111 +42,132 @@ public struct LibraryScanner: Sendable {
 
     private typealias ScannedFile = IndexedFile
 
+    /// Memory stays proportional to what the scan returns, never to a copy of
+    /// the cache: the cache is streamed in path order and merged with the
+    /// sorted walk, and files are grouped one directory at a time.
     public func scan(progress: @escaping @Sendable (ScanProgress) -> Void = { _ in }) async throws(Failure) -> LibraryScan {
         let started = ContinuousClock.now
         progress(ScanProgress(phase: .walking, filesTotal: 0, filesDone: 0, bytesToHash: 0, bytesHashed: 0))
         let walked: (files: [DirectoryWalker.Entry], skipped: [SkippedEntry])
         do { walked = try DirectoryWalker(rootPath: rootPath).walk() } catch { throw .cannotOpenLibrary(error) }
         var skipped = walked.skipped
+        let entries = walked.files
+        // The walk in path byte order, the order the cache streams its rows in.
+        let byPath = entries.indices.sorted { entries[$0].relativePath < entries[$1].relativePath }
 
-        let cached: [RelativePath: IndexedFile]
-        do { cached = try cache?.loadAll() ?? [:] } catch { throw .cache(error) }
-
-        var known: [ScannedFile] = []
-        var misses: [DirectoryWalker.Entry] = []
-        var settled: [RelativePath: FileStatus] = [:]
-        for entry in walked.files {
-            if let hit = cached[entry.relativePath], hit.isUnchanged(entry.status) {
-                known.append(hit)
-                // A received file's chunk list is the sender's word: this device checks each
-                // chunk against it when it sends the file on, instead of trusting its status.
-                if hit.chunkListVerified { settled[entry.relativePath] = entry.status }
-            } else {
-                misses.append(entry)
+        // One slot per walked file, filled from the cache and by the hashing workers.
+        let files = ScanSlots(count: entries.count)
+        var isSettled = [Bool](repeating: false, count: entries.count)
+        var filesFromCache = 0
+        if let cache {
+            var cursor = 0
+            do {
+                try cache.forEachEntry { hit in
+                    while cursor < byPath.count, entries[byPath[cursor]].relativePath < hit.path { cursor += 1 }
+                    guard cursor < byPath.count else { return }
+                    let entry = entries[byPath[cursor]]
+                    guard entry.relativePath == hit.path, hit.isUnchanged(entry.status) else { return }
+                    var known = hit
+                    known.manifest.path = entry.relativePath  // one string for both
+                    files[byPath[cursor]] = known
+                    filesFromCache += 1
+                    // A received file's chunk list is the sender's word: this device checks each
+                    // chunk against it when it sends the file on, instead of trusting its status.
+                    isSettled[byPath[cursor]] = hit.chunkListVerified
+                }
+            } catch {
+                throw .cache(error)
             }
         }
 
-        let hashed = await hash(misses, alreadyDone: known.count, total: walked.files.count, progress: progress)
-        var fresh: [ScannedFile] = []
+        let misses = entries.indices.filter { files[$0] == nil }
+        let failures = await hash(misses, of: entries, into: files, alreadyDone: filesFromCache, progress: progress)
+        var freshCount = 0
         var bytesHashed: UInt64 = 0
-        for (entry, outcome) in zip(misses, hashed) {
-            switch outcome {
-            case let .success(file):
-                fresh.append(file)
-                if file.isUnchanged(entry.status) { settled[entry.relativePath] = entry.status }
-                bytesHashed += file.manifest.size
-            case let .failure(error):
-                skipped.append(SkippedEntry(path: entry.relativePath, reason: error.description))
-            }
+        for index in misses {
+            guard let file = files[index] else { continue }
+            freshCount += 1
+            isSettled[index] = file.isUnchanged(entries[index].status)
+            bytesHashed += file.manifest.size
         }
+        skipped += failures
 
         do {
+            let sortedPaths = byPath.map { entries[$0].relativePath }
+            let fresh = misses.lazy.compactMap { files[$0] }
             if let cache {
                 try cache.storeAll(fresh)
-                try cache.removeEntries(notIn: Set(walked.files.map(\.relativePath)))
+                try cache.removeEntries(cache.paths(notIn: sortedPaths))
             }
             if let chunkIndex {
                 try chunkIndex.recordAll(fresh)
-                try chunkIndex.removeFiles(notIn: Set(walked.files.map(\.relativePath)))
+                try chunkIndex.removeFiles(notInSorted: sortedPaths)
             }
         } catch {
             throw .cache(error)
         }
 
-        let files = known + fresh
-        progress(ScanProgress(phase: .grouping, filesTotal: files.count, filesDone: files.count, bytesToHash: bytesHashed, bytesHashed: bytesHashed))
-        let assets = Self.assets(from: files)
-        skipped.sort { $0.path < $1.path }
+        var settled = SettledFiles()
+        for index in byPath where isSettled[index] { settled.append(entries[index].relativePath, entries[index].status) }
         var statistics = LibraryScan.Statistics()
-        statistics.files = files.count
-        statistics.bytes = files.reduce(0) { $0 + $1.manifest.size }
-        statistics.filesFromCache = known.count
-        statistics.filesHashed = fresh.count
+        for index in entries.indices { if let file = files[index] { statistics.files += 1; statistics.bytes += file.manifest.size } }
+        progress(ScanProgress(phase: .grouping, filesTotal: statistics.files, filesDone: statistics.files, bytesToHash: bytesHashed, bytesHashed: bytesHashed))
+        let assets = Self.assets(from: files, count: entries.count)
+        skipped.sort { $0.path < $1.path }
+        statistics.filesFromCache = filesFromCache
+        statistics.filesHashed = freshCount
         statistics.bytesHashed = bytesHashed
         let elapsed = ContinuousClock.now - started
         statistics.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        progress(ScanProgress(phase: .finished, filesTotal: files.count, filesDone: files.count, bytesToHash: bytesHashed, bytesHashed: bytesHashed))
+        progress(ScanProgress(phase: .finished, filesTotal: statistics.files, filesDone: statistics.files, bytesToHash: bytesHashed, bytesHashed: bytesHashed))
         return LibraryScan(assets: assets, skipped: skipped, statistics: statistics, settledStatus: settled)
     }
 
+    /// Hashes the files at `misses` (indices into `entries`) on every core and
+    /// puts their manifests into `files`; returns those that could not be read.
     private func hash(
-        _ entries: [DirectoryWalker.Entry], alreadyDone: Int, total: Int,
+        _ misses: [Int], of entries: [DirectoryWalker.Entry], into files: ScanSlots, alreadyDone: Int,
         progress: @escaping @Sendable (ScanProgress) -> Void
-    ) async -> [Result<ScannedFile, FileDigester.Failure>] {
+    ) async -> [SkippedEntry] {
+        guard !misses.isEmpty else { return [] }
         // Largest first, so the last file to finish is a small one and both cores stay busy to the end.
-        let order = entries.indices.sorted { entries[$0].status.size > entries[$1].status.size }
-        let bytesToHash = entries.reduce(UInt64(0)) { $0 + $1.status.size }
+        let order = misses.sorted { entries[$0].status.size > entries[$1].status.size }
+        let bytesToHash = misses.reduce(UInt64(0)) { $0 + entries[$1].status.size }
         let counters = ProgressCounters()
         let digester = FileDigester(configuration: configuration)
         let root = rootPath
+        let total = entries.count
         progress(ScanProgress(phase: .hashing, filesTotal: total, filesDone: alreadyDone, bytesToHash: bytesToHash, bytesHashed: 0))
-        let results = await ParallelWork.map(
+        // The workers write straight into the scan's own slots (each index by one worker):
+        // no array of results beside them, for 200,000 files that is tens of megabytes.
+        let failures = Mutex<[SkippedEntry]>([])
+        await ParallelWork.forEach(
             count: order.count, workerCount: workerCount,
-            makeScratch: { UnsafeMutableRawBufferPointer.allocate(byteCount: FileDigester.defaultBufferSize, alignment: 64) },
-            releaseScratch: { $0.deallocate() },
-            body: { position, buffer -> Result<ScannedFile, FileDigester.Failure> in
-                let entry = entries[order[position]]
+            makeScratch: { [configuration] in DigestScratch(configuration: configuration) },
+            releaseScratch: { _ in },
+            body: { position, scratch in
+                let index = order[position]
+                let entry = entries[index]
                 let absolute = root + "/" + entry.relativePath.string
-                let outcome = Result { () throws(FileDigester.Failure) in
+                do throws(FileDigester.Failure) {
                     let startedNs = Self.wallClockNs()
                     let (manifest, status) = try digester.manifest(
-                        absolutePath: absolute, relativePath: entry.relativePath.string, expected: entry.status, buffer: buffer)
+                        absolutePath: absolute, relativePath: entry.relativePath.string, expected: entry.status,
+                        buffer: scratch.buffer, hasher: &scratch.hasher)
                     let identifier = AppleContentIdentifierReader.contentIdentifier(ofFileAtPath: absolute)
                     // File times come from a coarse clock: a write just after we read, within the same
                     // tick, would leave the ctime as it was. Only a file left alone for a while before
                     // we read it can be recognised later by its ctime; any other is hashed again.
                     let settled = status.changeTimeNs < startedNs - Self.settlingTimeNs
-                    return ScannedFile(manifest: manifest, inode: status.inode, contentIdentifier: identifier,
-                                       changeTimeNs: settled ? status.changeTimeNs : nil)
+                    files[index] = ScannedFile(manifest: manifest, inode: status.inode, contentIdentifier: identifier,
+                                               changeTimeNs: settled ? status.changeTimeNs : nil)
+                } catch {
+                    failures.withLock { $0.append(SkippedEntry(path: entry.relativePath, reason: error.description)) }
                 }
-                let (files, bytes) = counters.add(bytes: entry.status.size)
-                progress(ScanProgress(phase: .hashing, filesTotal: total, filesDone: alreadyDone + files, bytesToHash: bytesToHash, bytesHashed: bytes))
-                return outcome
+                let (done, bytes) = counters.add(bytes: entry.status.size)
+                progress(ScanProgress(phase: .hashing, filesTotal: total, filesDone: alreadyDone + done, bytesToHash: bytesToHash, bytesHashed: bytes))
             })
-        // Back to the walk's order.
-        var unordered = [Result<ScannedFile, FileDigester.Failure>?](repeating: nil, count: entries.count)
-        for (position, index) in order.enumerated() { unordered[index] = results[position] }
-        return unordered.compactMap { $0 }
+        return failures.withLock { $0 }
     }
 
     /// How long a file must have been left alone before its hashing for its
@@ -160,13 +181,76 @@ public struct LibraryScanner: Sendable {
         return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
     }
 
-    private static func assets(from files: [ScannedFile]) -> [Asset] {
-        let byPath = Dictionary(files.map { ($0.manifest.path, $0.manifest) }, uniquingKeysWith: { first, _ in first })
-        let groups = AssetGrouper.group(files.map { GroupingCandidate(path: $0.manifest.path, contentIdentifier: $0.contentIdentifier) })
-        return groups.compactMap { group in
-            let members = group.members.compactMap { member in byPath[member.path].map { Asset.File(role: member.role, manifest: $0) } }
-            return members.isEmpty ? nil : Asset(files: members)
+    /// Groups files into assets one directory at a time (the walk lists each
+    /// directory's files together, and no asset spans directories), so the
+    /// grouper's working set is one directory's, not the library's.
+    /// Empties `scanned` as it goes: each file's record is released once its asset holds it.
+    private static func assets(from scanned: ScanSlots, count: Int) -> [Asset] {
+        var assets: [Asset] = []
+        var start = 0
+        while start < count {
+            guard let first = scanned[start] else {
+                start += 1
+                continue
+            }
+            let directory = first.path.directory
+            var end = start + 1
+            while end < count, scanned[end].map({ $0.path.directory == directory }) ?? true { end += 1 }
+            let run = (start..<end).compactMap { scanned.take(at: $0) }
+            var manifests: [RelativePath: FileManifest] = [:]
+            for file in run { manifests[file.manifest.path] = file.manifest }
+            for group in AssetGrouper.group(run.map { GroupingCandidate(path: $0.manifest.path, contentIdentifier: $0.contentIdentifier) }) {
+                let members = group.members.compactMap { member in manifests[member.path].map { Asset.File(role: member.role, manifest: $0) } }
+                if !members.isEmpty { assets.append(Asset(files: members)) }
+            }
+            start = end
         }
+        return assets.sorted { $0.primaryPath < $1.primaryPath }
+    }
+}
+
+/// One slot per walked file: filled by the cache merge, then by the hashing
+/// workers — each slot by exactly one of them, never two at once, so the
+/// buffer needs no lock — and emptied by the grouping. Raw memory rather than
+/// an array because an array cannot be written by several threads at once.
+private final class ScanSlots: @unchecked Sendable {
+    private let slots: UnsafeMutableBufferPointer<IndexedFile?>
+
+    init(count: Int) {
+        slots = .allocate(capacity: count)
+        slots.initialize(repeating: nil)
+    }
+
+    deinit {
+        slots.deinitialize()
+        slots.deallocate()
+    }
+
+    subscript(index: Int) -> IndexedFile? {
+        get { slots[index] }
+        set { slots[index] = newValue }
+    }
+
+    /// The slot's file, leaving it empty.
+    func take(at index: Int) -> IndexedFile? {
+        defer { slots[index] = nil }
+        return slots[index]
+    }
+}
+
+/// What one hashing worker reuses from file to file: its read buffer and its
+/// hasher (whose libsodium states are aligned allocations, see
+/// `ChunkingHasher.finishAndReset`). Used by one thread at a time.
+private final class DigestScratch: @unchecked Sendable {
+    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: FileDigester.defaultBufferSize, alignment: 64)
+    var hasher: ChunkingHasher
+
+    init(configuration: ChunkerConfiguration) {
+        hasher = ChunkingHasher(configuration: configuration)
+    }
+
+    deinit {
+        buffer.deallocate()
     }
 }
 

@@ -29,7 +29,7 @@ actor BroadcastChunkReader {
     }
 
     private let rootPath: String
-    private let settledStatus: [RelativePath: FileStatus]
+    private let settledStatus: SettledFiles
     private let budgetBytes: Int
     /// Peers that will still ask for the chunks of batches not begun yet.
     private var activePeers: Int
@@ -45,7 +45,7 @@ actor BroadcastChunkReader {
 
     private(set) var chunksHashed = 0
 
-    init(rootPath: String, settledStatus: [RelativePath: FileStatus] = [:], peerCount: Int, budgetBytes: Int = 64 << 20) {
+    init(rootPath: String, settledStatus: SettledFiles = SettledFiles(), peerCount: Int, budgetBytes: Int = 64 << 20) {
         self.rootPath = rootPath
         self.settledStatus = settledStatus
         activePeers = peerCount

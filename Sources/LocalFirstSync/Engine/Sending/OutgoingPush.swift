@@ -14,6 +14,9 @@ struct OutgoingPush: Sendable {
     let unofferable: [(asset: PlacedAsset, reason: String)]
     /// Distinct contents in the push, offerable or not.
     let contentCount: Int
+    /// Contents cut into parts over several offers (thousands of placements), with their
+    /// number of parts; every other content is in exactly one offer.
+    let splitContents: [ContentID: Int]
     /// For the first offer's push header.
     let fileCount: UInt64
     let byteCount: UInt64
@@ -30,6 +33,11 @@ struct OutgoingPush: Sendable {
         self.batches = batches
         unofferable = cut.unofferable
         contentCount = Set(placed.map(\.contentID)).count
+        var parts: [ContentID: Int] = [:]
+        for batch in cut.batches {
+            for asset in batch where asset.placements.count > 1 { parts[asset.contentID, default: 0] += 1 }
+        }
+        splitContents = parts.filter { $0.value > 1 }
         fileCount = placed.reduce(0) { $0 + UInt64($1.placedFileCount) }
         byteCount = placed.reduce(0) { $0 + $1.placedSize }
     }

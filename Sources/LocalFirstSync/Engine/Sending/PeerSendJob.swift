@@ -21,11 +21,14 @@ actor PeerSendJob {
 
     private var progress: TransferProgress
     private var summary: PeerTransferSummary
-    /// Per content: receipts still needed before it counts as synced (one per part).
-    private var partsLeft: [ContentID: Int] = [:]
-    private var sizes: [ContentID: UInt64] = [:]
-    /// Receipts owed by accepted offers and not yet received.
-    private var owed = Set<ReceiptKey>()
+    /// Contents split over several offers: parts not yet receipted `stored`.
+    /// Every other content is done with its one receipt. (Per-content tables of
+    /// the whole push would cost tens of megabytes at 200,000 files.)
+    private var partsLeft: [ContentID: Int]
+    /// Receipts owed by offers sent and not yet received, with each content's size.
+    private var owed: [ReceiptKey: UInt64] = [:]
+    /// Offers `0 ..< launched` were sent.
+    private var launched = 0
     private var confirmed: [(content: ContentID, bytes: UInt64)] = []
     private var lastCommit = ContinuousClock.now
     /// Every offer was answered and every requested chunk sent (or the connection was cut).
@@ -53,12 +56,7 @@ actor PeerSendJob {
         self.replyTimeout = replyTimeout
         progress = TransferProgress(assetsTotal: push.contentCount)
         summary = PeerTransferSummary(peer: session.peer, state: .offering, assetsStored: 0, assetsFailed: 0, chunkBytesSent: 0, failures: [:])
-        for batch in push.batches {
-            for asset in batch.assets {
-                partsLeft[asset.contentID, default: 0] += 1
-                sizes[asset.contentID] = asset.contentSize
-            }
-        }
+        partsLeft = push.splitContents
     }
 
     func run() async {
@@ -82,8 +80,9 @@ actor PeerSendJob {
         await session.finishOutgoing(push.batches.map(\.offerID))
         // Whatever is still unresolved was cut off: offered but never receipted, or never offered.
         let lost = cut ?? "connection closed before the peer confirmed"
-        fail(Array(partsLeft.keys), reason: lost)
-        owed = []
+        fail(owed.keys.map(\.contentID), reason: lost)
+        for batch in push.batches[launched...] { fail(batch.assets.map(\.contentID), reason: lost) }
+        owed = [:]
         summary.assetsFailed = summary.failures.count
         summary.state = summary.failures.isEmpty ? .completed : summary.state.isFinal ? summary.state
             : .failed(reason: summary.failures.values.sorted().first ?? lost)
@@ -100,14 +99,13 @@ actor PeerSendJob {
     /// connection was cut, or nil.
     private func offerAndSend(receipts: AsyncStream<WireMessage.Receipt>.Continuation) async -> String? {
         var replies: [Int: Task<Result<WireMessage.OfferReply, SyncError>, Never>] = [:]
-        var launched = 0
         func launch(upTo end: Int) {
             while launched < min(end, push.batches.count) {
                 let offer = push.offer(launched)
                 let contents = offer.assets.map(\.contentID)
                 try? store.record(.inFlight, for: contents, peer: peer.ledgerKey, unlessSynced: true)
                 // Owed from now on: receipts may arrive before this task hears the reply they follow.
-                for content in contents { owed.insert(ReceiptKey(offerID: offer.offerID, contentID: content)) }
+                for asset in offer.assets { owed[ReceiptKey(offerID: offer.offerID, contentID: asset.contentID)] = asset.contentSize }
                 let session = session, timeout = replyTimeout
                 replies[launched] = Task { await session.offer(offer, receipts: receipts, timeout: timeout) }
                 launched += 1
@@ -269,17 +267,16 @@ actor PeerSendJob {
     /// once) costs one commit, not one per asset. A row not yet written stays
     /// `inFlight`, so a crash only means offering it again.
     private func received(_ receipt: WireMessage.Receipt) {
-        guard owed.remove(ReceiptKey(offerID: receipt.offerID, contentID: receipt.contentID)) != nil else { return }
+        guard let size = owed.removeValue(forKey: ReceiptKey(offerID: receipt.offerID, contentID: receipt.contentID)) else { return }
         switch receipt.outcome {
         case .stored:
-            if let left = partsLeft[receipt.contentID] {
-                if left <= 1 {
-                    partsLeft[receipt.contentID] = nil
-                    confirmed.append((receipt.contentID, sizes[receipt.contentID] ?? 0))
-                    summary.assetsStored += 1
-                } else {
-                    partsLeft[receipt.contentID] = left - 1
-                }
+            let content = receipt.contentID
+            if let left = partsLeft[content], left > 1 {
+                partsLeft[content] = left - 1
+            } else if summary.failures[content] == nil {
+                partsLeft[content] = nil
+                confirmed.append((content, size))
+                summary.assetsStored += 1
             }
             if confirmed.count >= 512 || ContinuousClock.now - lastCommit > .seconds(1) { commitConfirmed() }
         case let .failed(reason):
@@ -301,7 +298,6 @@ actor PeerSendJob {
         var fresh: [ContentID] = []
         for content in contents where summary.failures[content] == nil {
             summary.failures[content] = reason
-            partsLeft[content] = nil
             fresh.append(content)
         }
         try? store.record(.failed, for: fresh, peer: peer.ledgerKey, reason: reason, unlessSynced: true)
@@ -310,7 +306,7 @@ actor PeerSendJob {
     /// The whole batch ends unsent (declined, refused, no answer): no receipt is owed for it.
     private func end(_ batch: OutgoingPush.Batch, state: TransferState, reason: String) {
         if case .declined = state { summary.state = state } else if !summary.state.isFinal { summary.state = state }
-        for asset in batch.assets { owed.remove(ReceiptKey(offerID: batch.offerID, contentID: asset.contentID)) }
+        for asset in batch.assets { owed[ReceiptKey(offerID: batch.offerID, contentID: asset.contentID)] = nil }
         fail(batch.assets.map(\.contentID), reason: reason)
     }
 }
