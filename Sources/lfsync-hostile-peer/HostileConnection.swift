@@ -82,7 +82,9 @@ struct HostileConnection {
                     while let message = try await channel.receive() {
                         switch message {
                         case let .offerReply(reply) where reply.offerID == offerID:
-                            return reply.accepted ? .accepted : .declined(reply.reason ?? "no reason given")
+                            if reply.accepted { return .accepted }
+                            let reason = reply.reason ?? "no reason given"
+                            return .declined(reply.decision == .refused ? "refused: \(reason)" : reason)
                         case let .receipt(receipt) where receipt.offerID == offerID:
                             if case let .failed(reason) = receipt.outcome { return .receiptFailed(reason) }
                             return .stored
