@@ -8,6 +8,7 @@
 // glibc declares these only under _GNU_SOURCE, which the Glibc module is built
 // without; the prototypes are glibc's own.
 extern int sync_file_range(int fd, __off64_t offset, __off64_t nbytes, unsigned int flags);
+extern int syncfs(int fd);
 extern ssize_t copy_file_range(int fd_in, __off64_t *off_in, int fd_out, __off64_t *off_out, size_t len, unsigned int flags);
 
 /// Starts writeback of a byte range without waiting for it (SYNC_FILE_RANGE_WRITE),
@@ -20,4 +21,9 @@ static inline int lfsync_start_writeback(int fd, long long offset, long long len
 /// ioctl is variadic, which Swift cannot call.
 static inline int lfsync_clone_file(int destination, int source) {
     return ioctl(destination, FICLONE, source);
+}
+
+/// syncfs(2): flushes the file system holding `fd` (one barrier for many files).
+static inline int lfsync_syncfs(int fd) {
+    return syncfs(fd);
 }

@@ -113,79 +113,137 @@ public final class LibraryImporter: Sendable {
     /// Lands every placement of an asset in one step (all or nothing, see
     /// `LibraryInstaller`): a copy of a staged content for each file that
     /// shares it with others, the staged file itself for the last one, each
-    /// with its placement's modification time and fsynced first.
+    /// with its placement's modification time and durable before it is renamed in.
     /// - Parameter staged: the staged contents the order names.
     /// - Returns: per placement, per file, what happened — in the order's order.
     func install(_ order: IncomingOffers.InstallOrder, staged: [Hash256: StagedFile]) throws(ReceiveError) -> [InstalledFile] {
-        let placements = order.asset.placements
-        var slots: [[InstalledFile?]] = placements.map { [InstalledFile?](repeating: nil, count: $0.files.count) }
+        try install([(order, staged)])[0].get()
+    }
+
+    /// Lands a group of assets with two durability barriers for all of them,
+    /// where one per file cost a disk flush each (thousands for a folder of
+    /// small files): every copy is made and given its mtime; the file system is
+    /// synced; every asset is renamed into place (each all or nothing); the
+    /// file system is synced again — only then is any of them reported stored.
+    /// Orders run in the given order: one that copies a content comes before
+    /// the one that takes it.
+    /// - Returns: one result per order, in order.
+    func install(_ group: [(order: IncomingOffers.InstallOrder, staged: [Hash256: StagedFile])]) -> [Result<[InstalledFile], ReceiveError>] {
+        var prepared = group.map { prepare($0.order, staged: $0.staged) }
+        func fail(_ error: ReceiveError) {
+            for index in prepared.indices {
+                guard case let .success(ready) = prepared[index] else { continue }
+                ready.discard()
+                prepared[index] = .failure(error)
+            }
+        }
+        // Data and mtimes of every copy on disk before any of them gets its name.
+        do { try staging.syncFileSystem() } catch { fail(error) }
+        var results: [Result<[InstalledFile], ReceiveError>] = []
+        var landed: [(order: IncomingOffers.InstallOrder, ready: PreparedInstall)] = []
+        for (entry, preparation) in zip(group, prepared) {
+            switch preparation {
+            case let .failure(error):
+                results.append(.failure(error))
+            case var .success(ready):
+                do {
+                    let installed = try installer.install(ready.toPlace, syncingDirectories: false)
+                    for (position, result) in zip(ready.positions, installed) { ready.slots[position.placement][position.file] = result }
+                    results.append(.success(ready.slots.flatMap { $0.compactMap { $0 } }))
+                    landed.append((entry.order, ready))
+                } catch {
+                    // The installer moved back what it had placed; the staged copies, and the
+                    // contents this asset took, are no use to anyone now.
+                    ready.discard()
+                    results.append(.failure(error))
+                }
+            }
+        }
+        // The new names on disk before any receipt says "stored".
+        do { try staging.syncFileSystem() } catch {
+            return results.map { $0.flatMap { _ in .failure(error) } }
+        }
+        recordInIndex(landed)
+        return results
+    }
+
+    /// One asset made ready to rename into place: its staged files with their paths.
+    private struct PreparedInstall {
         var toPlace: [(StagedFile, LibraryPath)] = []
         var positions: [(placement: Int, file: Int)] = []
-        var made: [StagedFile] = []
+        var slots: [[InstalledFile?]]
+        /// Copies made for it, and contents it took: what to delete if it fails.
+        var owned: [StagedFile] = []
+
+        func discard() {
+            for file in owned { try? file.discard() }
+        }
+    }
+
+    /// Copies first (the staged file must still be there for them), then the
+    /// files taken; each gets its placement's mtime, not yet synced.
+    private func prepare(_ order: IncomingOffers.InstallOrder, staged: [Hash256: StagedFile]) -> Result<PreparedInstall, ReceiveError> {
+        let placements = order.asset.placements
+        var ready = PreparedInstall(slots: placements.map { [InstalledFile?](repeating: nil, count: $0.files.count) })
         var taken: [(placement: Int, file: Int, staged: StagedFile)] = []
         do throws(ReceiveError) {
-            // Copies first: the staged file must still be there for them.
             for (p, placement) in placements.enumerated() {
                 for (f, file) in placement.files.enumerated() {
                     let path = try Self.validated(file.manifest.path)
                     switch order.sources[p][f] {
                     case .inPlace:
-                        slots[p][f] = .alreadyPresent(path)
+                        ready.slots[p][f] = .alreadyPresent(path)
                     case let .copy(hash):
                         guard let source = staged[hash] else { throw ReceiveError.stagedFileMissing(fileHash: hash) }
                         let copy = try source.duplicate()
-                        made.append(copy)
-                        try copy.prepareForInstall(modificationTimeNs: file.manifest.modificationTimeNs)
-                        toPlace.append((copy, path))
-                        positions.append((p, f))
+                        ready.owned.append(copy)
+                        try copy.prepareForInstall(modificationTimeNs: file.manifest.modificationTimeNs, syncing: false)
+                        ready.toPlace.append((copy, path))
+                        ready.positions.append((p, f))
                     case let .take(hash):
                         guard let source = staged[hash] else { throw ReceiveError.stagedFileMissing(fileHash: hash) }
+                        ready.owned.append(source)
                         taken.append((p, f, source))
                     }
                 }
             }
             for (p, f, source) in taken {
                 let file = placements[p].files[f]
-                try source.prepareForInstall(modificationTimeNs: file.manifest.modificationTimeNs)
-                toPlace.append((source, try Self.validated(file.manifest.path)))
-                positions.append((p, f))
+                try source.prepareForInstall(modificationTimeNs: file.manifest.modificationTimeNs, syncing: false)
+                ready.toPlace.append((source, try Self.validated(file.manifest.path)))
+                ready.positions.append((p, f))
             }
-            let installed = try installer.install(toPlace)
-            for (position, result) in zip(positions, installed) { slots[position.placement][position.file] = result }
+            return .success(ready)
         } catch {
-            // The installer moved back what it had placed; the staged copies, and the content
-            // this asset took, are no use to anyone now.
-            for copy in made { try? copy.discard() }
-            for (_, _, source) in taken { try? source.discard() }
-            throw error
+            ready.discard()
+            return .failure(error)
         }
-        let results = slots.flatMap { $0.compactMap { $0 } }
-        recordInIndex(order, slots: slots, staged: toPlace.map(\.0), positions: positions)
-        return results
     }
 
     /// Newly landed files become local chunk sources for the next transfer (a rename, a resend).
     /// A file whose chunk list is only the peer's word is recorded all the same: the chunk
     /// index is a hint re-verified on every use, and the scan cache row proves (by file hash)
     /// that the file is in place — but it is marked, so that sending it on checks each chunk.
-    /// Files that were already in place keep their rows (the offer's chunk list must not overwrite them).
-    private func recordInIndex(_ order: IncomingOffers.InstallOrder, slots: [[InstalledFile?]], staged: [StagedFile],
-                               positions: [(placement: Int, file: Int)]) {
+    /// Files that were already in place keep their rows (the offer's chunk list must not
+    /// overwrite them). One transaction per store for the whole group.
+    private func recordInIndex(_ landed: [(order: IncomingOffers.InstallOrder, ready: PreparedInstall)]) {
         guard chunkIndex != nil || scanCache != nil else { return }
         var records: [IndexedFile] = []
-        for (stagedFile, position) in zip(staged, positions) {
-            guard let result = slots[position.placement][position.file] else { continue }
-            if case .alreadyPresent = result { continue }
-            let path = result.storedPath
-            let absolute = directory.rootPath + "/" + path.string
-            guard let status = try? FileStatus.of(path: absolute), status.kind == .regular else { continue }
-            var manifest = order.asset.placements[position.placement].files[position.file].manifest
-            manifest.path = path.relativePath
-            manifest.modificationTimeNs = status.modificationTimeNs
-            let identifier = AppleContentIdentifierReader.contentIdentifier(ofFileAtPath: absolute)
-            // The bytes were verified against the file hash before they were renamed in.
-            records.append(IndexedFile(manifest: manifest, inode: status.inode, contentIdentifier: identifier,
-                                       changeTimeNs: status.changeTimeNs, chunkListVerified: stagedFile.chunkListVerified))
+        for (order, ready) in landed {
+            for ((stagedFile, _), position) in zip(ready.toPlace, ready.positions) {
+                guard let result = ready.slots[position.placement][position.file] else { continue }
+                if case .alreadyPresent = result { continue }
+                let path = result.storedPath
+                let absolute = directory.rootPath + "/" + path.string
+                guard let status = try? FileStatus.of(path: absolute), status.kind == .regular else { continue }
+                var manifest = order.asset.placements[position.placement].files[position.file].manifest
+                manifest.path = path.relativePath
+                manifest.modificationTimeNs = status.modificationTimeNs
+                let identifier = AppleContentIdentifierReader.contentIdentifier(ofFileAtPath: absolute)
+                // The bytes were verified against the file hash before they were renamed in.
+                records.append(IndexedFile(manifest: manifest, inode: status.inode, contentIdentifier: identifier,
+                                           changeTimeNs: status.changeTimeNs, chunkListVerified: stagedFile.chunkListVerified))
+            }
         }
         try? chunkIndex?.recordAll(records)
         try? scanCache?.storeAll(records)

@@ -32,9 +32,17 @@ actor PeerSession {
     private let installs = AssetInstallQueue()
     private var jobsInFlight = 0
     private var jobWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Replies and receipts, and the ledger rows of assets received, waiting to
+    /// leave together: a burst of installs (hundreds of small files landed
+    /// under one durability barrier) costs one send and one commit.
+    private var outbox: [WireMessage] = []
+    private var receivedToRecord: [(content: ContentID, bytes: UInt64)] = []
+    private var flushScheduled = false
     /// Beyond this many queued jobs a slow disk slows the peer down: the
-    /// session stops reading until the queue drains.
-    private static let maxQueuedJobs = 16
+    /// session stops reading until the queue drains. Jobs are small (their
+    /// data is already on disk), and a deep queue is what lets installs land
+    /// in large groups under one durability barrier.
+    private static let maxQueuedJobs = 1024
 
     init(peer: Peer, channel: SecureChannel, context: SessionContext) {
         self.peer = peer
@@ -219,13 +227,8 @@ actor PeerSession {
                 }
                 await perform(incoming.planned(offerID: offerID, result))
             case let .send(messages):
-                if closedReason != nil {
-                    // `close()` is letting queued installs finish: the channel is still open, and
-                    // the peer waits for exactly these receipts.
-                    try? await channel.send(messages)
-                } else {
-                    await sendOrClose(messages)
-                }
+                outbox += messages
+                scheduleFlush()
             case let .finish(hash):
                 enqueueFinish(hash)
             case let .install(order):
@@ -238,12 +241,39 @@ actor PeerSession {
             case let .outcome(pushID, contentID, outcome):
                 transfers[pushID]?.record(outcome, for: contentID)
             case let .recordReceived(contents):
-                context.receivedAssets(contents, from: peer)
+                receivedToRecord += contents
+                scheduleFlush()
             case let .pushEnded(pushID):
                 transfers.removeValue(forKey: pushID)?.finish()
             case let .log(line):
                 context.log("\(peer): \(line)")
             }
+        }
+    }
+
+    private func scheduleFlush() {
+        guard !flushScheduled else { return }
+        flushScheduled = true
+        Task { await self.flush() }
+    }
+
+    /// Sends what the outbox holds, in order, and records what was received.
+    private func flush() async {
+        flushScheduled = false
+        if !receivedToRecord.isEmpty {
+            let contents = receivedToRecord
+            receivedToRecord = []
+            context.receivedAssets(contents, from: peer)
+        }
+        guard !outbox.isEmpty else { return }
+        let messages = outbox
+        outbox = []
+        if closedReason != nil {
+            // `close()` is letting queued installs finish: the channel is still open, and the
+            // peer waits for exactly these receipts.
+            try? await channel.send(messages)
+        } else {
+            await sendOrClose(messages)
         }
     }
 
@@ -353,6 +383,7 @@ actor PeerSession {
         }
         // Verified chunks stay in staging: the next offer of the same content resumes from them.
         await perform(incoming.closed(reason: reason))
+        await flush()
         for file in staged.values { try? file.discard() }
         staged = [:]
         partials = [:]

@@ -23,8 +23,10 @@ public struct LibraryIndex: Sendable {
     }
 
     /// Opens (creating directories and file, migrating) the index file at `url`.
+    /// It only caches what a scan can find again, so a commit need not survive a
+    /// power loss (see `SQLiteDatabase.Durability`): one disk flush fewer per commit.
     public static func open(at url: URL) throws(SQLiteError) -> LibraryIndex {
-        try LibraryIndex(database: StateDatabase.onDisk(url), libraryKey: soleLibraryKey)
+        try LibraryIndex(database: StateDatabase.onDisk(url, durability: .cache), libraryKey: soleLibraryKey)
     }
 
     /// An empty index in memory.

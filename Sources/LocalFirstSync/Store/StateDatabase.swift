@@ -11,8 +11,8 @@ public final class StateDatabase: Sendable {
     /// The ledger of what each peer has.
     public let syncState: SyncStateStore
 
-    private init(_ location: SQLiteDatabase.Location, busyTimeout: Duration) throws(SQLiteError) {
-        let connection = try SQLiteDatabase(location, busyTimeout: busyTimeout)
+    private init(_ location: SQLiteDatabase.Location, busyTimeout: Duration, durability: SQLiteDatabase.Durability = .full) throws(SQLiteError) {
+        let connection = try SQLiteDatabase(location, busyTimeout: busyTimeout, durability: durability)
         try StateSchema.migrations.apply(to: connection)
         database = SerializedDatabase(connection)
         syncState = SyncStateStore(database: database)
@@ -24,6 +24,10 @@ public final class StateDatabase: Sendable {
     ///
     /// - Parameter busyTimeout: how long to wait for another process holding the write lock.
     public static func onDisk(_ url: URL, busyTimeout: Duration = .seconds(5)) throws(SQLiteError) -> StateDatabase {
+        try onDisk(url, busyTimeout: busyTimeout, durability: .full)
+    }
+
+    static func onDisk(_ url: URL, busyTimeout: Duration = .seconds(5), durability: SQLiteDatabase.Durability) throws(SQLiteError) -> StateDatabase {
         let directory = url.deletingLastPathComponent()
         do {
             try FileManager.default.createDirectory(
@@ -31,7 +35,7 @@ public final class StateDatabase: Sendable {
         } catch {
             throw .cannotOpen(message: "cannot create \(directory.path): \(error)")
         }
-        return try StateDatabase(.file(path: url.path), busyTimeout: busyTimeout)
+        return try StateDatabase(.file(path: url.path), busyTimeout: busyTimeout, durability: durability)
     }
 
     /// A private, empty, migrated database in memory.

@@ -348,11 +348,13 @@ struct IncomingOffers {
     mutating func destination(of chunk: WireMessage.Chunk) throws(SyncError) -> ChunkDestination? {
         if closedOffers.contains(chunk.offerID) { return nil }
         // Consent: bytes for an offer nobody accepted are a violation, and end the connection.
-        guard var offer = offers[chunk.offerID], offer.planned else {
+        // Read, then changed in place (`offers[id]?…`): an offer copied per chunk would copy
+        // its tables every time, which at a thousand assets an offer is quadratic.
+        guard let offer = offers[chunk.offerID], offer.planned else {
             throw .protocolViolation("chunk for offer \(chunk.offerID), which was not accepted")
         }
         let fileIndex = Int(chunk.fileIndex), chunkIndex = Int(chunk.chunkIndex)
-        guard var owed = offer.owed[chunk.contentID]?[fileIndex], owed.contains(chunkIndex),
+        guard offer.owed[chunk.contentID]?[fileIndex]?.contains(chunkIndex) == true,
               let assetIndex = offer.byID[chunk.contentID]
         else {
             throw .protocolViolation("chunk \(chunkIndex) of file \(fileIndex) of \(chunk.contentID.hash.shortHex) was not requested")
@@ -362,23 +364,24 @@ struct IncomingOffers {
         guard chunk.payload.decodedLength == expected else {
             throw .protocolViolation("chunk \(chunkIndex) declares \(chunk.payload.decodedLength) bytes, the manifest says \(expected)")
         }
-        owed.remove(chunkIndex)
-        offer.owed[chunk.contentID]?[fileIndex] = owed.count == 0 ? nil : owed
-        if offer.owed[chunk.contentID]?.isEmpty == true { offer.owed[chunk.contentID] = nil }
-        offers[chunk.offerID] = offer
+        let pushID = offer.pushID
+        offers[chunk.offerID]?.owed[chunk.contentID]?[fileIndex]?.remove(chunkIndex)
+        if offers[chunk.offerID]?.owed[chunk.contentID]?[fileIndex]?.count == 0 {
+            offers[chunk.offerID]?.owed[chunk.contentID]?[fileIndex] = nil
+            if offers[chunk.offerID]?.owed[chunk.contentID]?.isEmpty == true { offers[chunk.offerID]?.owed[chunk.contentID] = nil }
+        }
         let hash = manifest.fileHash
-        guard var content = contents[hash], content.state == .receiving,
+        guard let content = contents[hash], content.state == .receiving,
               content.carrier == AssetKey(offerID: chunk.offerID, contentID: chunk.contentID), content.carrierFile == fileIndex
         else { return nil }
-        content.missing -= 1
-        contents[hash] = content
-        return ChunkDestination(fileHash: hash, pushID: offer.pushID)
+        contents[hash]?.missing -= 1
+        return ChunkDestination(fileHash: hash, pushID: pushID)
     }
 
     /// The chunk the session was told to write has been written (or not).
     mutating func chunkWritten(_ destination: ChunkDestination, bytes: Int, _ result: Result<Void, ReceiveError>) -> [Action] {
         let hash = destination.fileHash
-        guard var content = contents[hash], content.state == .receiving else { return [] }
+        guard let content = contents[hash], content.state == .receiving else { return [] }
         if case let .failure(error) = result {
             return failContent(hash, reason: error.description)
         }
@@ -386,8 +389,7 @@ struct IncomingOffers {
         var actions: [Action] = []
         if let progress = pushes[destination.pushID]?.progress { actions.append(.progress(pushID: destination.pushID, progress)) }
         if content.missing == 0 {
-            content.state = .finishing
-            contents[hash] = content
+            contents[hash]?.state = .finishing
             actions.append(.finish(hash))
         }
         return actions
@@ -396,12 +398,11 @@ struct IncomingOffers {
     // MARK: - Finishing and installing
 
     mutating func finished(_ hash: Hash256, _ result: Result<Void, ReceiveError>) -> [Action] {
-        guard var content = contents[hash], content.state == .finishing else { return [] }
+        guard let content = contents[hash], content.state == .finishing else { return [] }
         if case let .failure(error) = result {
             return failContent(hash, reason: error.description)
         }
-        content.state = .staged
-        contents[hash] = content
+        contents[hash]?.state = .staged
         var actions: [Action] = []
         for waiter in content.waiters.sorted(by: Self.arrivalOrder) {
             guard var pending = offers[waiter.offerID]?.pending[waiter.contentID] else { continue }
@@ -419,27 +420,23 @@ struct IncomingOffers {
     /// Every content the asset needs is staged: hand out copies (or the file
     /// itself, to the last that needs it) and land it.
     private mutating func install(_ key: AssetKey) -> [Action] {
-        guard var offer = offers[key.offerID], var pending = offer.pending[key.contentID],
+        guard let offer = offers[key.offerID], let pending = offer.pending[key.contentID],
               let index = offer.byID[key.contentID] else { return [] }
-        pending.installing = true
-        offer.pending[key.contentID] = pending
-        offers[key.offerID] = offer
+        offers[key.offerID]?.pending[key.contentID]?.installing = true
         var sources: [[InstallOrder.Source]] = []
         var actions: [Action] = []
         for needs in pending.needs {
             var row: [InstallOrder.Source] = []
             for need in needs {
-                guard let hash = need, var content = contents[hash] else {
+                guard let hash = need, contents[hash] != nil else {
                     row.append(.inPlace)
                     continue
                 }
-                content.consumers -= 1
-                if content.consumers <= 0 {
-                    content.waiters.remove(key)
+                contents[hash]?.consumers -= 1
+                if (contents[hash]?.consumers ?? 0) <= 0 {
                     contents[hash] = nil
                     row.append(.take(hash))
                 } else {
-                    contents[hash] = content
                     row.append(.copy(hash))
                 }
             }
@@ -489,16 +486,13 @@ struct IncomingOffers {
         ]
         if !pending.installing {
             for needs in pending.needs {
-                for case let hash? in needs {
-                    guard var content = contents[hash] else { continue }
-                    content.consumers -= 1
-                    content.waiters.remove(key)
-                    if content.consumers <= 0 {
+                for case let hash? in needs where contents[hash] != nil {
+                    contents[hash]?.consumers -= 1
+                    contents[hash]?.waiters.remove(key)
+                    if let content = contents[hash], content.consumers <= 0 {
                         contents[hash] = nil
                         // A content still arriving keeps its partial (a later offer resumes from it).
                         if content.state == .staged { actions.append(.discard(hash)) }
-                    } else {
-                        contents[hash] = content
                     }
                 }
             }
@@ -512,14 +506,14 @@ struct IncomingOffers {
     /// The asset has its receipt (sent here when `sendingReceipt`): it leaves
     /// its offer, and the offer its push once nothing of it is pending.
     private mutating func resolve(_ key: AssetKey, failed: Bool, sendingReceipt: Bool) -> [Action] {
-        guard var offer = offers[key.offerID], offer.pending.removeValue(forKey: key.contentID) != nil else { return [] }
+        guard offers[key.offerID]?.pending.removeValue(forKey: key.contentID) != nil,
+              let offer = offers[key.offerID] else { return [] }
         var actions: [Action] = []
         if sendingReceipt {
             actions.append(.send([.receipt(.init(offerID: key.offerID, contentID: key.contentID, outcome: .stored))]))
         }
         pushes[offer.pushID]?.progress.assetsDone += 1
         if let progress = pushes[offer.pushID]?.progress { actions.append(.progress(pushID: offer.pushID, progress)) }
-        offers[key.offerID] = offer
         if offer.pending.isEmpty, offer.planned { actions += retire(key.offerID) }
         return actions
     }

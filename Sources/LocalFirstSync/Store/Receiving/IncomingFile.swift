@@ -96,6 +96,9 @@ public final class IncomingFile {
         return file
     }
 
+    /// Files at least this large start writing back as their chunks arrive.
+    static let earlyWritebackSize: UInt64 = 4 << 20
+
     /// A partial's mode while only its creator has it open, and once anyone else opened it
     /// (the sticky bit, meaningless on a regular file, as a mark every file system keeps).
     private static let exclusiveMode: mode_t = 0o600
@@ -340,23 +343,33 @@ public final class IncomingFile {
         let readBack: (size: UInt64, hash: Hash256)
         do {
             readBack = try ReceiveError.system { () throws(SystemError) in
+                // What the name led to when we renamed it must still be our partial.
+                func checkIdentity(_ status: FileStatus?) throws(SystemError) -> FileStatus {
+                    guard let status, status.device == identity.device, status.inode == identity.inode else {
+                        throw SystemError("rename", path: display, errno: ESTALE)
+                    }
+                    return status
+                }
+                var status = try checkIdentity(directory.statusOfEntry(named: stagedName, staged.displayPath))
+                let shared = !isNew || status.permissions != UInt32(Self.exclusiveMode)
+                if shared {
+                    fileHasher = Blake2b()
+                    hashedChunkCount = 0
+                }
+                let tailStart = offsets[hashedChunkCount]
+                // The usual case — a partial of our own, hashed as its chunks came in order — needs
+                // no read, and no descriptor at all.
+                guard shared || tailStart < status.size else { return (status.size, fileHasher.finalizeHashAndReset()) }
                 let fd = openat(directory.rawValue, stagedName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
                 guard fd >= 0 else { throw SystemError.current("open", path: staged.displayPath) }
                 let file = OwnedDescriptor(taking: fd)
-                let status = try file.status(staged.displayPath)
-                // What the name led to when we renamed it must still be our partial.
-                guard status.device == identity.device, status.inode == identity.inode else {
-                    throw SystemError("rename", path: display, errno: ESTALE)
-                }
-                if !isNew || status.permissions != UInt32(Self.exclusiveMode) {
-                    fileHasher = Blake2b()
-                    hashedChunkCount = 0
+                status = try checkIdentity(file.status(staged.displayPath))
+                if shared {
                     // The sticky mark has done its job; the installed file gets the plain mode.
                     guard fchmod(file.rawValue, Self.exclusiveMode) == 0 else {
                         throw SystemError.current("chmod", path: staged.displayPath)
                     }
                 }
-                let tailStart = offsets[hashedChunkCount]
                 if tailStart < status.size {
                     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
                     defer { buffer.deallocate() }
@@ -391,10 +404,13 @@ public final class IncomingFile {
     private func store(_ bytes: ArraySlice<UInt8>, at index: Int, in file: OwnedDescriptor) throws(ReceiveError) {
         let display = displayPath
         try ReceiveError.system { () throws(SystemError) in try file.write(bytes, at: offsets[index], display) }
-        // The fsync before installing must not find the whole file still dirty: that would
-        // stall the install queue while the disk catches up. Start writing this chunk back
-        // now, in the background (advisory; failures are ignored, the fsync still decides).
-        _ = lfsync_start_writeback(file.rawValue, Int64(offsets[index]), Int64(bytes.count))
+        // The sync before installing must not find a large file still dirty: that would stall
+        // the install queue while the disk catches up. Start writing its chunks back now, in
+        // the background (advisory; the sync still decides). Small files are left to that one
+        // sync per group: a writeback each would cost a disk request per file.
+        if manifest.size >= Self.earlyWritebackSize {
+            _ = lfsync_start_writeback(file.rawValue, Int64(offsets[index]), Int64(bytes.count))
+        }
         present.insert(index)
         if index == hashedChunkCount {
             bytes.withUnsafeBytes { fileHasher.update($0) }

@@ -50,8 +50,11 @@ public struct LibraryInstaller: Sendable {
     }
 
     /// Installs one asset's files, in order; results are in the same order.
+    /// - Parameter syncingDirectories: fsync the directories that gained entries before
+    ///   returning. A caller that installs many assets and then syncs the whole file
+    ///   system once (`StagingArea.syncFileSystem`) passes false.
     /// - Precondition: every `StagedFile` came from this installer's staging area.
-    public func install(_ files: [(StagedFile, LibraryPath)]) throws(ReceiveError) -> [InstalledFile] {
+    public func install(_ files: [(StagedFile, LibraryPath)], syncingDirectories: Bool = true) throws(ReceiveError) -> [InstalledFile] {
         var results: [InstalledFile] = []
         var placed: [Placed] = []
         var created: [(parent: OwnedDescriptor, name: String)] = []
@@ -78,7 +81,7 @@ public struct LibraryInstaller: Sendable {
                 }
                 results.append(outcome)
             }
-            for entry in toSync {
+            for entry in toSync where syncingDirectories {
                 try ReceiveError.system { () throws(SystemError) in try entry.directory.sync("directory") }
             }
         } catch {

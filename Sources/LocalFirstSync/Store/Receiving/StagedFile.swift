@@ -62,12 +62,22 @@ public struct StagedFile: Sendable, CustomStringConvertible {
     }
 
     /// Gives the file its modification time and makes data and time durable
-    /// (fsync) before the installer renames it into place.
-    public func prepareForInstall(modificationTimeNs: Int64) throws(ReceiveError) {
+    /// (fsync) before the installer renames it into place. With `syncing`
+    /// false the caller makes them durable itself, many files at once
+    /// (`StagingArea.syncFileSystem`), before any rename.
+    public func prepareForInstall(modificationTimeNs: Int64, syncing: Bool = true) throws(ReceiveError) {
         try ReceiveError.system { () throws(SystemError) in
-            let file = try open(name, flags: O_RDONLY, displayPath)
-            try Self.setModificationTime(of: file, to: modificationTimeNs, displayPath)
-            try file.sync(displayPath)
+            if syncing {
+                let file = try open(name, flags: O_RDONLY, displayPath)
+                try Self.setModificationTime(of: file, to: modificationTimeNs, displayPath)
+                try file.sync(displayPath)
+            } else {
+                // By name, without opening: our private staging name, never a symlink.
+                var times = Self.times(modificationTimeNs)
+                guard utimensat(staging.directory.rawValue, name, &times, AT_SYMLINK_NOFOLLOW) == 0 else {
+                    throw SystemError.current("utimensat", path: displayPath)
+                }
+            }
         }
     }
 
@@ -79,6 +89,12 @@ public struct StagedFile: Sendable, CustomStringConvertible {
 
     /// `futimens` with the given mtime; access time left alone.
     static func setModificationTime(of file: OwnedDescriptor, to timeNs: Int64, _ what: String) throws(SystemError) {
+        var times = Self.times(timeNs)
+        guard futimens(file.rawValue, &times) == 0 else { throw SystemError.current("futimens", path: what) }
+    }
+
+    /// Access time left alone, modification time `timeNs` (nanoseconds since 1970).
+    private static func times(_ timeNs: Int64) -> [timespec] {
         let nanosecondsPerSecond: Int64 = 1_000_000_000
         var seconds = timeNs / nanosecondsPerSecond
         var nanoseconds = timeNs % nanosecondsPerSecond
@@ -88,7 +104,6 @@ public struct StagedFile: Sendable, CustomStringConvertible {
         }
         // UTIME_OMIT from <sys/stat.h>, which Swift does not import.
         let utimeOmit = (1 << 30) - 2
-        var times = [timespec(tv_sec: 0, tv_nsec: utimeOmit), timespec(tv_sec: Int(seconds), tv_nsec: Int(nanoseconds))]
-        guard futimens(file.rawValue, &times) == 0 else { throw SystemError.current("futimens", path: what) }
+        return [timespec(tv_sec: 0, tv_nsec: utimeOmit), timespec(tv_sec: Int(seconds), tv_nsec: Int(nanoseconds))]
     }
 }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+internal import CLinux
 
 /// `<library>/.lfsync/staging/`: the only place incoming bytes are written
 /// before they are complete and verified (DESIGN.md §6). Inside the library
@@ -54,6 +55,16 @@ public final class StagingArea: Sendable {
     }
 
     static func partialName(for fileHash: Hash256) -> String { fileHash.hex + ".partial" }
+
+    /// Makes everything written to the library's file system durable: one
+    /// barrier for a whole group of received files (their data and mtimes
+    /// before they are renamed into place, the renames before their receipts),
+    /// where an fsync per file and per directory cost a disk flush each.
+    public func syncFileSystem() throws(ReceiveError) {
+        guard lfsync_syncfs(directory.rawValue) == 0 else {
+            throw .system(SystemError.current("syncfs", path: Self.displayPath))
+        }
+    }
 
     /// A name nobody else will pick: the random part keeps two finished copies
     /// of the same content (say, with different mtimes) apart.

@@ -13,7 +13,10 @@ internal import CSQLite
 ///   commit is one append, not a rewrite of the rollback journal;
 /// - `synchronous=FULL`: a ledger row says "this peer has it", so a committed
 ///   transaction must survive power loss. Writes are batched per transaction,
-///   so the extra fsync is paid per batch, not per row;
+///   so the extra fsync is paid per batch, not per row. A database that only
+///   caches what can be recomputed (a library's scan cache and chunk index)
+///   opens with `.cache` instead: `synchronous=NORMAL`, which in WAL mode never
+///   corrupts and at worst forgets the last commits after a power loss;
 /// - `foreign_keys=ON`: SQLite leaves it off by default; the chunk index relies
 ///   on `ON DELETE CASCADE`;
 /// - a busy timeout: two lfsync processes (a cron run and an interactive one)
@@ -26,13 +29,22 @@ final class SQLiteDatabase {
         case memory
     }
 
+    /// How much a commit must survive.
+    enum Durability: Sendable {
+        /// Power loss included (`synchronous=FULL`): the ledger.
+        case full
+        /// Crashes of the process, not necessarily of the machine (`synchronous=NORMAL`):
+        /// caches of what a rescan can find again.
+        case cache
+    }
+
     let location: Location
     let busyTimeout: Duration
     private let handle: OpaquePointer
     private var statementCache: [String: SQLiteStatement] = [:]
     private var savepointDepth = 0
 
-    init(_ location: Location, busyTimeout: Duration = .seconds(5)) throws(SQLiteError) {
+    init(_ location: Location, busyTimeout: Duration = .seconds(5), durability: Durability = .full) throws(SQLiteError) {
         self.location = location
         self.busyTimeout = busyTimeout
         let path = switch location {
@@ -57,7 +69,8 @@ final class SQLiteDatabase {
         if case .file = location {
             _ = try pragma("journal_mode = WAL")
         }
-        try execute("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
+        try execute("PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL"); PRAGMA foreign_keys = ON;")
+
     }
 
     deinit {
