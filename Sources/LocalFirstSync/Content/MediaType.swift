@@ -17,7 +17,33 @@ public enum MediaType: Sendable, Hashable {
     }
 
     /// The text after the last dot of the last path component, lowercased; "" when none.
+    /// Asked once per file scanned or received, so the usual case — a short
+    /// ASCII extension — is found and lowercased on the bytes, from the end.
     public static func lowercasedExtension(of path: String) -> String {
+        let bytes = path.utf8
+        var end = bytes.endIndex
+        // A trailing slash names the component before it.
+        while end > bytes.startIndex, bytes[bytes.index(before: end)] == UInt8(ascii: "/") { end = bytes.index(before: end) }
+        var ascii: [UInt8] = []
+        var cursor = end
+        while cursor > bytes.startIndex {
+            let previous = bytes.index(before: cursor)
+            let byte = bytes[previous]
+            if byte == UInt8(ascii: "/") { return "" }
+            if byte == UInt8(ascii: ".") {
+                // A leading dot starts a hidden name, not an extension.
+                guard previous > bytes.startIndex, bytes[bytes.index(before: previous)] != UInt8(ascii: "/") else { return "" }
+                return String(decoding: ascii.reversed(), as: UTF8.self)
+            }
+            guard byte < 0x80 else { return slowLowercasedExtension(of: path) }
+            ascii.append(byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte)
+            cursor = previous
+        }
+        return ""
+    }
+
+    /// Any script: Unicode lowercasing of what follows the last dot.
+    private static func slowLowercasedExtension(of path: String) -> String {
         let name = path.split(separator: "/").last.map(String.init) ?? path
         guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return "" }
         return name[name.index(after: dot)...].lowercased()

@@ -5,101 +5,114 @@ import Dispatch
 import Synchronization
 
 /// Finishes (verifies) received contents and installs assets for one
-/// receiving session, on a thread of its own.
+/// receiving session, on threads of its own.
 ///
-/// Both block on the disk: verifying may read a file back, installing makes
-/// each file durable before it is renamed into place. Done on the session's
-/// actor, those waits stopped the whole connection at every file boundary.
-/// Here the session hands the work over and goes on receiving; the outcome
-/// comes back through each job's `done`. The blocking runs on a Dispatch
-/// queue, never on the cooperative pool that the session and its read-ahead
-/// share.
+/// Both block on the disk. Done on the session's actor, those waits stopped
+/// the whole connection at every file boundary; here the session hands the
+/// work over and goes on receiving, and the outcome comes back through each
+/// job's `done`. The blocking runs on Dispatch queues, never on the
+/// cooperative pool that the session and its read-ahead share. Finishing has
+/// a queue of its own, so a verify never waits behind a disk flush.
 ///
-/// Installs are landed in groups, with one pair of durability barriers per
-/// group (`LibraryImporter.install`): a folder of small files costs two disk
-/// flushes per group, not two per file. A group is what piled up while the
+/// Installs land in groups, through `LibraryImporter`'s three phases, and
+/// pipelined so that one durability barrier serves two groups: the sync
+/// after group N+1's copies are made is also the one that makes group N's
+/// renames durable. In steady state a folder of small files costs one disk
+/// flush per group, not two per file. A group is what piled up while the
 /// last one was landing, or — when only a few are waiting — what arrives
 /// within `gatherWindow`, a few milliseconds against a disk flush each.
-/// Finishing needs no barrier and is done first. Installs keep the order they
-/// were queued in — `finish` and `install` take them synchronously — so one
-/// that copies a staged content always runs before the one that takes it;
-/// and an install is only ever queued after the finishes it needs have run.
+/// Installs keep the order they were queued in, so one that copies a staged
+/// content always runs before the one that takes it; and an install is only
+/// ever queued after the finishes it needs have run.
 final class AssetInstallQueue: Sendable {
     typealias FinishDone = @Sendable (Result<StagedFile, ReceiveError>) -> Void
     typealias InstallDone = @Sendable (Result<[InstalledFile], ReceiveError>) -> Void
 
-    private enum Job {
-        case finish(HandedOver<IncomingFile>, FinishDone)
-        case install(IncomingOffers.InstallOrder, [Hash256: StagedFile], LibraryImporter, InstallDone)
+    private struct Install: @unchecked Sendable {
+        let order: IncomingOffers.InstallOrder
+        let staged: [Hash256: StagedFile]
+        let importer: LibraryImporter
+        let done: InstallDone
     }
 
     private struct Pending: @unchecked Sendable {
-        var jobs: [Job] = []
+        var installs: [Install] = []
         var draining = false
     }
 
-    /// Installs landed under one pair of barriers at most.
+    /// Installs landed under one barrier at most.
     static let maxGroup = 512
     /// With fewer installs than this waiting, wait up to `gatherWindow` for more.
     static let smallGroup = 64
     static let gatherWindow: Duration = .milliseconds(4)
 
-    private let queue = DispatchQueue(label: "lfsync.asset-install")
+    private let finishQueue = DispatchQueue(label: "lfsync.finish")
+    private let installQueue = DispatchQueue(label: "lfsync.install")
     private let pending = Mutex(Pending())
 
     func finish(_ file: HandedOver<IncomingFile>, done: @escaping FinishDone) {
-        enqueue(.finish(file, done))
+        finishQueue.async {
+            done(Result { () throws(ReceiveError) in try file.value.finish() })
+        }
     }
 
     func install(
         _ order: IncomingOffers.InstallOrder, staged: [Hash256: StagedFile], with importer: LibraryImporter,
         done: @escaping InstallDone
     ) {
-        enqueue(.install(order, staged, importer, done))
-    }
-
-    private func enqueue(_ job: Job) {
         let start = pending.withLock { pending -> Bool in
-            pending.jobs.append(job)
+            pending.installs.append(Install(order: order, staged: staged, importer: importer, done: done))
             defer { pending.draining = true }
             return !pending.draining
         }
-        if start { queue.async { self.drain() } }
+        if start { installQueue.async { self.drain() } }
     }
 
-    /// Runs every job queued until none is left: finishes as they come,
-    /// installs gathered into groups.
+    /// A group renamed into place, waiting for the barrier that lets it be reported.
+    private struct Landed {
+        let group: LibraryImporter.LandedGroup
+        let importer: LibraryImporter
+        let done: [InstallDone]
+
+        func complete(after barrier: Result<Void, ReceiveError>) {
+            for (done, result) in zip(done, importer.complete(group, after: barrier)) { done(result) }
+        }
+    }
+
+    /// Lands every install queued until none is left and the last group is durable.
     private func drain() {
-        var installs: [(order: IncomingOffers.InstallOrder, staged: [Hash256: StagedFile], importer: LibraryImporter, done: InstallDone)] = []
+        var waiting: [Install] = []
+        var landed: Landed?
         var gathering = ContinuousClock.now
         while true {
-            let jobs = pending.withLock { pending -> [Job] in
-                defer { pending.jobs = [] }
-                if pending.jobs.isEmpty, installs.isEmpty { pending.draining = false }
-                return pending.jobs
+            let arrived = pending.withLock { pending -> [Install] in
+                defer { pending.installs = [] }
+                if pending.installs.isEmpty, waiting.isEmpty, landed == nil { pending.draining = false }
+                return pending.installs
             }
-            if jobs.isEmpty, installs.isEmpty { return }
-            if installs.isEmpty { gathering = .now }
-            for job in jobs {
-                switch job {
-                case let .finish(file, done):
-                    done(Result { () throws(ReceiveError) in try file.value.finish() })
-                case let .install(order, staged, importer, done):
-                    installs.append((order, staged, importer, done))
-                }
+            if waiting.isEmpty { gathering = .now }
+            waiting += arrived
+            if waiting.isEmpty {
+                // Nothing more to share the barrier with: the last group is made durable on its own.
+                guard let last = landed else { return }
+                last.complete(after: last.importer.barrier())
+                landed = nil
+                continue
             }
             // A few installs and little waited yet: more may be on their way.
-            if !installs.isEmpty, installs.count < Self.smallGroup, ContinuousClock.now - gathering < Self.gatherWindow {
+            if waiting.count < Self.smallGroup, ContinuousClock.now - gathering < Self.gatherWindow {
                 usleep(500)
                 continue
             }
-            while !installs.isEmpty {
-                let group = installs.prefix(Self.maxGroup)
-                installs.removeFirst(group.count)
-                guard let importer = group.first?.importer else { break }
-                let results = importer.install(group.map { ($0.order, $0.staged) })
-                for (entry, result) in zip(group, results) { entry.done(result) }
-            }
+            let group = Array(waiting.prefix(Self.maxGroup))
+            waiting.removeFirst(group.count)
+            gathering = .now
+            // Every install of a session goes through the same importer.
+            let importer = group[0].importer
+            let prepared = importer.prepareGroup(group.map { ($0.order, $0.staged) })
+            let barrier = importer.barrier()
+            landed?.complete(after: barrier)
+            landed = Landed(group: importer.land(prepared, after: barrier), importer: importer, done: group.map(\.done))
         }
     }
 }

@@ -127,48 +127,83 @@ public final class LibraryImporter: Sendable {
     /// file system is synced again — only then is any of them reported stored.
     /// Orders run in the given order: one that copies a content comes before
     /// the one that takes it.
+    ///
+    /// `AssetInstallQueue` runs the same phases pipelined, one barrier serving
+    /// two groups (see `prepareGroup`).
     /// - Returns: one result per order, in order.
     func install(_ group: [(order: IncomingOffers.InstallOrder, staged: [Hash256: StagedFile])]) -> [Result<[InstalledFile], ReceiveError>] {
-        var prepared = group.map { prepare($0.order, staged: $0.staged) }
-        func fail(_ error: ReceiveError) {
-            for index in prepared.indices {
-                guard case let .success(ready) = prepared[index] else { continue }
-                ready.discard()
-                prepared[index] = .failure(error)
-            }
-        }
-        // Data and mtimes of every copy on disk before any of them gets its name.
-        do { try staging.syncFileSystem() } catch { fail(error) }
-        var results: [Result<[InstalledFile], ReceiveError>] = []
-        var landed: [(order: IncomingOffers.InstallOrder, ready: PreparedInstall)] = []
-        for (entry, preparation) in zip(group, prepared) {
-            switch preparation {
-            case let .failure(error):
-                results.append(.failure(error))
-            case var .success(ready):
+        let prepared = prepareGroup(group)
+        let landed = land(prepared, after: barrier())
+        return complete(landed, after: barrier())
+    }
+
+    /// Syncs the library's file system: the durability barrier between the
+    /// phases of group installs.
+    func barrier() -> Result<Void, ReceiveError> {
+        Result { () throws(ReceiveError) in try staging.syncFileSystem() }
+    }
+
+    /// A group whose copies are made and given their mtimes, waiting for a
+    /// barrier before it may be renamed in.
+    struct PreparedGroup {
+        fileprivate var orders: [IncomingOffers.InstallOrder]
+        fileprivate var prepared: [Result<PreparedInstall, ReceiveError>]
+    }
+
+    /// A group renamed into place, waiting for a barrier before anyone may
+    /// hear it is stored.
+    struct LandedGroup {
+        fileprivate var results: [Result<[InstalledFile], ReceiveError>]
+        fileprivate var landed: [(order: IncomingOffers.InstallOrder, ready: PreparedInstall)]
+    }
+
+    /// Phase one: copies first (a staged file must still be there for them),
+    /// then the files taken; each gets its placement's mtime, nothing synced.
+    /// The barrier that follows may be the one that also makes the previous
+    /// group's renames durable: that group is complete, this one may land.
+    func prepareGroup(_ group: [(order: IncomingOffers.InstallOrder, staged: [Hash256: StagedFile])]) -> PreparedGroup {
+        PreparedGroup(orders: group.map(\.order), prepared: group.map { prepare($0.order, staged: $0.staged) })
+    }
+
+    /// Phase two, after a barrier: every asset is renamed into place, each all
+    /// or nothing. If the barrier failed, nothing is: the group fails.
+    func land(_ group: PreparedGroup, after barrier: Result<Void, ReceiveError>) -> LandedGroup {
+        var result = LandedGroup(results: [], landed: [])
+        let directories = LibraryInstaller.DirectoryCache()
+        for (order, preparation) in zip(group.orders, group.prepared) {
+            switch (barrier, preparation) {
+            case let (_, .failure(error)), let (.failure(error), _):
+                if case let .success(ready) = preparation { ready.discard() }
+                result.results.append(.failure(error))
+            case var (.success, .success(ready)):
                 do {
-                    let installed = try installer.install(ready.toPlace, syncingDirectories: false)
-                    for (position, result) in zip(ready.positions, installed) { ready.slots[position.placement][position.file] = result }
-                    results.append(.success(ready.slots.flatMap { $0.compactMap { $0 } }))
-                    landed.append((entry.order, ready))
+                    let installed = try installer.install(ready.toPlace, syncingDirectories: false, cache: directories)
+                    for (position, outcome) in zip(ready.positions, installed) { ready.slots[position.placement][position.file] = outcome }
+                    result.results.append(.success(ready.slots.flatMap { $0.compactMap { $0 } }))
+                    result.landed.append((order, ready))
                 } catch {
                     // The installer moved back what it had placed; the staged copies, and the
                     // contents this asset took, are no use to anyone now.
                     ready.discard()
-                    results.append(.failure(error))
+                    result.results.append(.failure(error))
                 }
             }
         }
-        // The new names on disk before any receipt says "stored".
-        do { try staging.syncFileSystem() } catch {
-            return results.map { $0.flatMap { _ in .failure(error) } }
+        return result
+    }
+
+    /// Phase three, after the barrier that made the renames durable: the
+    /// results, and the new files entered in the index.
+    func complete(_ group: LandedGroup, after barrier: Result<Void, ReceiveError>) -> [Result<[InstalledFile], ReceiveError>] {
+        if case let .failure(error) = barrier {
+            return group.results.map { $0.flatMap { _ in .failure(error) } }
         }
-        recordInIndex(landed)
-        return results
+        recordInIndex(group.landed)
+        return group.results
     }
 
     /// One asset made ready to rename into place: its staged files with their paths.
-    private struct PreparedInstall {
+    fileprivate struct PreparedInstall {
         var toPlace: [(StagedFile, LibraryPath)] = []
         var positions: [(placement: Int, file: Int)] = []
         var slots: [[InstalledFile?]]

@@ -81,4 +81,26 @@ struct LibraryPathTests {
         let long = String(repeating: "a/", count: 3000)
         #expect(ReceivePathError(.tooLong(bytes: 6000), path: long).displayPath.count <= PrintablePath.maxDisplayCharacters + 1)
     }
+
+    /// The byte-level check every received path goes through agrees with the
+    /// rule stated on scalars, for every scalar there is.
+    @Test func byteCheckMatchesTheScalarRuleForEveryScalar() {
+        for value in UInt32(0)...0x10FFFF {
+            guard let scalar = Unicode.Scalar(value) else { continue }
+            let text = "a" + String(Character(scalar)) + "b"
+            if LibraryPath.containsForbidden(text.utf8) != LibraryPath.isForbidden(scalar) {
+                Issue.record("U+\(String(value, radix: 16)) disagrees")
+                return
+            }
+        }
+    }
+
+    @Test func reservedNameIsCaughtInAnyCase() {
+        for name in [".lfsync", ".LFSYNC", ".LfSync", ".lf\u{17F}ync", ".LF\u{17F}YNC"] {
+            #expect(LibraryPath.isReservedName(name), "\(name)")
+        }
+        for name in [".lfsyn", ".lfsyncs", "lfsync", ".lfsync2"] {
+            #expect(!LibraryPath.isReservedName(name), "\(name)")
+        }
+    }
 }

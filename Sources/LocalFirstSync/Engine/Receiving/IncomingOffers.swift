@@ -230,7 +230,7 @@ struct IncomingOffers {
     mutating func planned(offerID: UInt64, _ result: Result<Plan, ReceiveError>) -> [Action] {
         guard planning == offerID else { return [] }
         planning = nil
-        guard var offer = offers[offerID] else { return nextPlan() }
+        guard let assets = offers[offerID]?.assets else { return nextPlan() }
         let plan: Plan
         switch result {
         case let .failure(error):
@@ -239,7 +239,7 @@ struct IncomingOffers {
             plan = found
         }
         // The importer is asked about every content not known here; a gap would be our own bug.
-        for asset in offer.assets {
+        for asset in assets {
             let inPlace = plan.inPlace[asset.contentID]
             for (placementIndex, placement) in asset.placements.enumerated() {
                 for (fileIndex, file) in placement.files.enumerated()
@@ -250,8 +250,34 @@ struct IncomingOffers {
                 }
             }
         }
+        var (actions, newlyComplete) = accept(offerID, plan)
+        guard let pushID = offers[offerID]?.pushID else { return actions + nextPlan() }
 
-        var actions: [Action] = []
+        // Assets with nothing to wait for land (or are confirmed) at once; receipts of those
+        // already in place leave together, as one message batch and one ledger commit.
+        var receipts: [WireMessage] = []
+        var received: [(content: ContentID, bytes: UInt64)] = []
+        let ready = immediatelyReady(offerID)
+        for asset in ready.inPlace {
+            actions.append(.outcome(pushID: pushID, contentID: asset.contentID, .stored(Self.alreadyPresent(asset))))
+            receipts.append(.receipt(.init(offerID: offerID, contentID: asset.contentID, outcome: .stored)))
+            received.append((asset.contentID, asset.contentSize))
+            actions += resolve(AssetKey(offerID: offerID, contentID: asset.contentID), failed: false, sendingReceipt: false)
+        }
+        for contentID in ready.installable {
+            actions += install(AssetKey(offerID: offerID, contentID: contentID))
+        }
+        if !received.isEmpty { actions.insert(.recordReceived(received), at: min(actions.count, 1)) }
+        if !receipts.isEmpty { actions.insert(.send(receipts), at: min(actions.count, 1)) }
+        newlyComplete.removeAll { contents[$0] == nil }
+        return actions + newlyComplete.map { .finish($0) } + nextPlan()
+    }
+
+    /// Records what each asset of the accepted offer waits for and which chunks
+    /// it is owed; the reply asking for them is the first action.
+    /// - Returns: the reply and progress, and the contents complete without a transfer.
+    private mutating func accept(_ offerID: UInt64, _ plan: Plan) -> (actions: [Action], newlyComplete: [Hash256]) {
+        guard var offer = offers.removeValue(forKey: offerID) else { return ([], []) }
         var newlyComplete: [Hash256] = []
         var neededBytes: UInt64 = 0
         for asset in offer.assets {
@@ -288,7 +314,6 @@ struct IncomingOffers {
             offer.pending[asset.contentID] = pending
         }
         offer.planned = true
-        offers[offerID] = offer
 
         // The reply first: the sender starts sending while we land what is already here.
         var needed: [WireMessage.NeededChunks] = []
@@ -299,31 +324,28 @@ struct IncomingOffers {
                 return .init(fileIndex: UInt16(index), chunks: ChunkIndexSet(owed.indices.map { UInt32($0) }))
             }))
         }
-        actions.append(.send([.offerReply(.init(offerID: offerID, decision: .accepted, needed: needed))]))
+        var actions: [Action] = [.send([.offerReply(.init(offerID: offerID, decision: .accepted, needed: needed))])]
         let pushID = offer.pushID
         pushes[pushID]?.progress.bytesTotal += neededBytes
         pushes[pushID]?.progress.assetsTotal += offer.assets.count
         if let progress = pushes[pushID]?.progress { actions.append(.progress(pushID: pushID, progress)) }
+        offers[offerID] = offer
+        return (actions, newlyComplete)
+    }
 
-        // Assets with nothing to wait for land (or are confirmed) at once; receipts of those
-        // already in place leave together, as one message batch and one ledger commit.
-        var receipts: [WireMessage] = []
-        var received: [(content: ContentID, bytes: UInt64)] = []
+    /// The offer's assets that need no chunk: wholly in place, or with every content staged.
+    private func immediatelyReady(_ offerID: UInt64) -> (inPlace: [PlacedAsset], installable: [ContentID]) {
+        guard let offer = offers[offerID] else { return ([], []) }
+        var ready: (inPlace: [PlacedAsset], installable: [ContentID]) = ([], [])
         for asset in offer.assets {
             guard let pending = offer.pending[asset.contentID] else { continue }
             if pending.needs.allSatisfy({ $0.allSatisfy { $0 == nil } }) {
-                actions.append(.outcome(pushID: pushID, contentID: asset.contentID, .stored(Self.alreadyPresent(asset))))
-                receipts.append(.receipt(.init(offerID: offerID, contentID: asset.contentID, outcome: .stored)))
-                received.append((asset.contentID, asset.contentSize))
-                actions += resolve(AssetKey(offerID: offerID, contentID: asset.contentID), failed: false, sendingReceipt: false)
+                ready.inPlace.append(asset)
             } else if pending.waitingFor.isEmpty {
-                actions += install(AssetKey(offerID: offerID, contentID: asset.contentID))
+                ready.installable.append(asset.contentID)
             }
         }
-        if !received.isEmpty { actions.insert(.recordReceived(received), at: min(actions.count, 1)) }
-        if !receipts.isEmpty { actions.insert(.send(receipts), at: min(actions.count, 1)) }
-        for hash in newlyComplete where contents[hash] != nil { actions.append(.finish(hash)) }
-        return actions + nextPlan()
+        return ready
     }
 
     private static func alreadyPresent(_ asset: PlacedAsset) -> [InstalledFile] {
@@ -350,21 +372,12 @@ struct IncomingOffers {
         // Consent: bytes for an offer nobody accepted are a violation, and end the connection.
         // Read, then changed in place (`offers[id]?…`): an offer copied per chunk would copy
         // its tables every time, which at a thousand assets an offer is quadratic.
-        guard let offer = offers[chunk.offerID], offer.planned else {
-            throw .protocolViolation("chunk for offer \(chunk.offerID), which was not accepted")
-        }
         let fileIndex = Int(chunk.fileIndex), chunkIndex = Int(chunk.chunkIndex)
-        guard offer.owed[chunk.contentID]?[fileIndex]?.contains(chunkIndex) == true,
-              let assetIndex = offer.byID[chunk.contentID]
-        else {
-            throw .protocolViolation("chunk \(chunkIndex) of file \(fileIndex) of \(chunk.contentID.hash.shortHex) was not requested")
-        }
-        let manifest = offer.assets[assetIndex].files[fileIndex].manifest
+        let (pushID, manifest) = try requested(chunk)
         let expected = Int(manifest.chunks[chunkIndex].length)
         guard chunk.payload.decodedLength == expected else {
             throw .protocolViolation("chunk \(chunkIndex) declares \(chunk.payload.decodedLength) bytes, the manifest says \(expected)")
         }
-        let pushID = offer.pushID
         offers[chunk.offerID]?.owed[chunk.contentID]?[fileIndex]?.remove(chunkIndex)
         if offers[chunk.offerID]?.owed[chunk.contentID]?[fileIndex]?.count == 0 {
             offers[chunk.offerID]?.owed[chunk.contentID]?[fileIndex] = nil
@@ -376,6 +389,20 @@ struct IncomingOffers {
         else { return nil }
         contents[hash]?.missing -= 1
         return ChunkDestination(fileHash: hash, pushID: pushID)
+    }
+
+    /// The push and file manifest of a chunk that was asked for; a violation otherwise.
+    private func requested(_ chunk: WireMessage.Chunk) throws(SyncError) -> (pushID: UInt64, manifest: FileManifest) {
+        guard let offer = offers[chunk.offerID], offer.planned else {
+            throw .protocolViolation("chunk for offer \(chunk.offerID), which was not accepted")
+        }
+        let fileIndex = Int(chunk.fileIndex), chunkIndex = Int(chunk.chunkIndex)
+        guard offer.owed[chunk.contentID]?[fileIndex]?.contains(chunkIndex) == true,
+              let assetIndex = offer.byID[chunk.contentID]
+        else {
+            throw .protocolViolation("chunk \(chunkIndex) of file \(fileIndex) of \(chunk.contentID.hash.shortHex) was not requested")
+        }
+        return (offer.pushID, offer.assets[assetIndex].files[fileIndex].manifest)
     }
 
     /// The chunk the session was told to write has been written (or not).
@@ -420,8 +447,7 @@ struct IncomingOffers {
     /// Every content the asset needs is staged: hand out copies (or the file
     /// itself, to the last that needs it) and land it.
     private mutating func install(_ key: AssetKey) -> [Action] {
-        guard let offer = offers[key.offerID], let pending = offer.pending[key.contentID],
-              let index = offer.byID[key.contentID] else { return [] }
+        guard let pending = offers[key.offerID]?.pending[key.contentID], let (_, asset) = asset(key) else { return [] }
         offers[key.offerID]?.pending[key.contentID]?.installing = true
         var sources: [[InstallOrder.Source]] = []
         var actions: [Action] = []
@@ -445,18 +471,25 @@ struct IncomingOffers {
         for needs in pending.needs {
             for case let hash? in needs { contents[hash]?.waiters.remove(key) }
         }
-        actions.append(.install(InstallOrder(offerID: key.offerID, asset: offer.assets[index], sources: sources)))
+        actions.append(.install(InstallOrder(offerID: key.offerID, asset: asset, sources: sources)))
         return actions
+    }
+
+    /// The asset and its push, read without keeping the offer: a copy of the
+    /// offer held while its tables change would make them copy themselves
+    /// whole (copy-on-write), once per asset — quadratic at a thousand assets.
+    private func asset(_ key: AssetKey) -> (pushID: UInt64, asset: PlacedAsset)? {
+        guard let offer = offers[key.offerID], let index = offer.byID[key.contentID] else { return nil }
+        return (offer.pushID, offer.assets[index])
     }
 
     mutating func installed(offerID: UInt64, contentID: ContentID, _ result: Result<[InstalledFile], ReceiveError>) -> [Action] {
         let key = AssetKey(offerID: offerID, contentID: contentID)
-        guard let offer = offers[offerID], offer.pending[contentID]?.installing == true,
-              let index = offer.byID[contentID] else { return [] }
+        guard offers[offerID]?.pending[contentID]?.installing == true, let (pushID, asset) = asset(key) else { return [] }
         switch result {
         case let .success(files):
-            let size = offer.assets[index].contentSize
-            return [.outcome(pushID: offer.pushID, contentID: contentID, .stored(files)),
+            let size = asset.contentSize
+            return [.outcome(pushID: pushID, contentID: contentID, .stored(files)),
                     .recordReceived([(contentID, size)])]
                 + resolve(key, failed: false, sendingReceipt: true)
         case let .failure(error):
@@ -479,10 +512,10 @@ struct IncomingOffers {
     /// Fails one asset: its receipt says why, the contents it waited for lose
     /// a consumer (and go, when that was the last).
     private mutating func fail(_ key: AssetKey, reason: String) -> [Action] {
-        guard let offer = offers[key.offerID], let pending = offer.pending[key.contentID] else { return [] }
+        guard let pending = offers[key.offerID]?.pending[key.contentID], let pushID = offers[key.offerID]?.pushID else { return [] }
         var actions: [Action] = [
             .log("failed to receive \(key.contentID.hash.shortHex): \(reason)"),
-            .outcome(pushID: offer.pushID, contentID: key.contentID, .failed(reason: reason)),
+            .outcome(pushID: pushID, contentID: key.contentID, .failed(reason: reason)),
         ]
         if !pending.installing {
             for needs in pending.needs {
@@ -507,14 +540,14 @@ struct IncomingOffers {
     /// its offer, and the offer its push once nothing of it is pending.
     private mutating func resolve(_ key: AssetKey, failed: Bool, sendingReceipt: Bool) -> [Action] {
         guard offers[key.offerID]?.pending.removeValue(forKey: key.contentID) != nil,
-              let offer = offers[key.offerID] else { return [] }
+              let pushID = offers[key.offerID]?.pushID else { return [] }
         var actions: [Action] = []
         if sendingReceipt {
             actions.append(.send([.receipt(.init(offerID: key.offerID, contentID: key.contentID, outcome: .stored))]))
         }
-        pushes[offer.pushID]?.progress.assetsDone += 1
-        if let progress = pushes[offer.pushID]?.progress { actions.append(.progress(pushID: offer.pushID, progress)) }
-        if offer.pending.isEmpty, offer.planned { actions += retire(key.offerID) }
+        pushes[pushID]?.progress.assetsDone += 1
+        if let progress = pushes[pushID]?.progress { actions.append(.progress(pushID: pushID, progress)) }
+        if offers[key.offerID]?.pending.isEmpty == true, offers[key.offerID]?.planned == true { actions += retire(key.offerID) }
         return actions
     }
 
@@ -538,13 +571,13 @@ struct IncomingOffers {
     /// still incomplete (other offers waiting for it included); assets whose
     /// contents are all in are still landed and receipted.
     mutating func cancelled(offerID: UInt64, reason: String) -> [Action] {
-        guard let offer = offers[offerID], offer.planned else { return [] }
+        guard let assets = offers[offerID]?.assets, offers[offerID]?.planned == true else { return [] }
         var actions: [Action] = []
         let carried = contents.filter { $0.value.carrier.offerID == offerID && $0.value.state == .receiving }.map(\.key)
         for hash in carried.sorted() {
             actions += failContent(hash, reason: "sender cancelled: \(reason)")
         }
-        for asset in offer.assets {
+        for asset in assets {
             guard let pending = offers[offerID]?.pending[asset.contentID], !pending.installing,
                   pending.waitingFor.contains(where: { contents[$0]?.state != .finishing && contents[$0]?.state != .staged })
             else { continue }

@@ -322,13 +322,13 @@ public final class IncomingFile {
         if identity == nil { try withPartial { _, _ in } }
         guard let identity else { throw .partialTaken(fileHash: manifest.fileHash) }
         let directory = staging.directory
-        var stagedName = StagingArea.stagedName(for: manifest.fileHash)
+        var stagedName = staging.stagedName(for: manifest.fileHash)
         let display = displayPath
         var outcome = try ReceiveError.system { () throws(SystemError) in
             try NoReplaceRename.rename(partialName, in: directory, to: stagedName, in: directory, what: display)
         }
         if outcome == .destinationExists {  // a 64-bit random collision; try once more
-            stagedName = StagingArea.stagedName(for: manifest.fileHash)
+            stagedName = staging.stagedName(for: manifest.fileHash)
             outcome = try ReceiveError.system { () throws(SystemError) in
                 try NoReplaceRename.rename(partialName, in: directory, to: stagedName, in: directory, what: display)
             }

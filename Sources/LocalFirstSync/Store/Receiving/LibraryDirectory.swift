@@ -55,14 +55,13 @@ public final class LibraryDirectory: Sendable {
     func openDirectory(_ components: ArraySlice<String>, create: Bool) throws(ReceiveError) -> Walk {
         var current = root
         var created: [(parent: OwnedDescriptor, name: String)] = []
-        var walked: [String] = []
-        for component in components {
-            walked.append(component)
-            let display = PrintablePath.escape(walked.joined(separator: "/"))
+        for (depth, component) in components.enumerated() {
+            // Only an error message needs the escaped path; a walk per received file should not.
+            let display = { PrintablePath.escape(components.prefix(depth + 1).joined(separator: "/")) }
             let (next, didCreate) = try openChildDirectory(
-                of: current, named: component, create: create ? 0o755 : nil, displayPath: display)
+                of: current, named: component, create: create ? 0o755 : nil, displayPath: display())
             if didCreate { created.append((current, component)) }
-            if walked.count == 1 { try refuseStateDirectory(next, displayPath: display) }
+            if depth == 0 { try refuseStateDirectory(next, displayPath: display()) }
             current = next
         }
         return Walk(directory: current, created: created)
@@ -88,7 +87,7 @@ public final class LibraryDirectory: Sendable {
     /// symlink raced in between is still refused.
     /// - Returns: the directory and whether this call created it.
     func openChildDirectory(
-        of parent: OwnedDescriptor, named name: String, create mode: mode_t?, displayPath: String
+        of parent: OwnedDescriptor, named name: String, create mode: mode_t?, displayPath: @autoclosure () -> String
     ) throws(ReceiveError) -> (OwnedDescriptor, created: Bool) {
         var created = false
         // Two rounds: a missing directory is created once, then opened.
@@ -98,33 +97,33 @@ public final class LibraryDirectory: Sendable {
             let openErrno = errno
             switch openErrno {
             case ENOENT:
-                guard let mode else { throw .system(SystemError("open", path: displayPath, errno: openErrno)) }
+                guard let mode else { throw .system(SystemError("open", path: displayPath(), errno: openErrno)) }
                 if mkdirat(parent.rawValue, name, mode) == 0 {
                     created = true
                 } else if errno != EEXIST {
-                    throw .system(SystemError.current("mkdir", path: displayPath))
+                    throw .system(SystemError.current("mkdir", path: displayPath()))
                 }
             case ELOOP, ENOTDIR:
                 // Tell a symlink (refused on principle) from a plain file in the way.
                 var raw = stat()
                 if fstatat(parent.rawValue, name, &raw, AT_SYMLINK_NOFOLLOW) == 0, FileStatus(raw).kind == .symlink {
-                    throw .symlinkInPath(displayPath)
+                    throw .symlinkInPath(displayPath())
                 }
-                throw .notADirectory(displayPath)
+                throw .notADirectory(displayPath())
             default:
-                throw .system(SystemError("open", path: displayPath, errno: openErrno))
+                throw .system(SystemError("open", path: displayPath(), errno: openErrno))
             }
         }
-        throw .system(SystemError("open", path: displayPath, errno: ENOENT))
+        throw .system(SystemError("open", path: displayPath(), errno: ENOENT))
     }
 
     /// Defence in depth for `LibraryPath`'s name check: a first component that
     /// a case-folding file system resolves to `.lfsync` is the same inode.
-    private func refuseStateDirectory(_ directory: OwnedDescriptor, displayPath: String) throws(ReceiveError) {
+    private func refuseStateDirectory(_ directory: OwnedDescriptor, displayPath: @autoclosure () -> String) throws(ReceiveError) {
         let identities = try ReceiveError.system { () throws(SystemError) in
-            (try root.statusOfEntry(named: LibraryLayout.stateDirectoryName, displayPath), try directory.status(displayPath))
+            (try root.statusOfEntry(named: LibraryLayout.stateDirectoryName, displayPath()), try directory.status(displayPath()))
         }
         guard let state = identities.0 else { return }
-        if identities.1.inode == state.inode, identities.1.device == state.device { throw .reservedPath(displayPath) }
+        if identities.1.inode == state.inode, identities.1.device == state.device { throw .reservedPath(displayPath()) }
     }
 }

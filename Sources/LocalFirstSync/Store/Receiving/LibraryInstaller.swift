@@ -46,7 +46,24 @@ public struct LibraryInstaller: Sendable {
         let staged: StagedFile
         let inode: UInt64
         let device: UInt64
-        let display: String
+        let path: LibraryPath
+    }
+
+    /// The directories opened for a group of installs, by parent path: a
+    /// folder of 500 photos is walked from the library root once, not 500
+    /// times. Emptied whenever an install rolls back, since the rollback may
+    /// remove a directory it created. Held for one group only (its
+    /// descriptors, one per folder the group touches, close with it).
+    public final class DirectoryCache {
+        /// Keyed by the path's bytes: `String` equality would merge NFC and NFD
+        /// spellings, which on Linux are two directories.
+        fileprivate var directories: [[UInt8]: OwnedDescriptor] = [:]
+
+        public init() {}
+
+        fileprivate static func key(_ components: ArraySlice<String>) -> [UInt8] {
+            Array(components.joined(separator: "/").utf8)
+        }
     }
 
     /// Installs one asset's files, in order; results are in the same order.
@@ -54,7 +71,10 @@ public struct LibraryInstaller: Sendable {
     ///   returning. A caller that installs many assets and then syncs the whole file
     ///   system once (`StagingArea.syncFileSystem`) passes false.
     /// - Precondition: every `StagedFile` came from this installer's staging area.
-    public func install(_ files: [(StagedFile, LibraryPath)], syncingDirectories: Bool = true) throws(ReceiveError) -> [InstalledFile] {
+    /// - Parameter cache: directories already opened by earlier installs of the same group.
+    public func install(
+        _ files: [(StagedFile, LibraryPath)], syncingDirectories: Bool = true, cache: DirectoryCache? = nil
+    ) throws(ReceiveError) -> [InstalledFile] {
         var results: [InstalledFile] = []
         var placed: [Placed] = []
         var created: [(parent: OwnedDescriptor, name: String)] = []
@@ -62,6 +82,7 @@ public struct LibraryInstaller: Sendable {
         var duplicates: [StagedFile] = []
 
         func syncLater(_ directory: OwnedDescriptor) throws(ReceiveError) {
+            guard syncingDirectories else { return }
             let status = try ReceiveError.system { () throws(SystemError) in try directory.status("directory") }
             if !toSync.contains(where: { $0.device == status.device && $0.inode == status.inode }) {
                 toSync.append((status.device, status.inode, directory))
@@ -71,13 +92,21 @@ public struct LibraryInstaller: Sendable {
         do {
             for (staged, path) in files {
                 precondition(staged.staging === staging, "a staged file from another staging area")
-                let walk = try staging.library.openDirectory(path.parentComponents, create: true)
-                created += walk.created
-                for entry in walk.created { try syncLater(entry.parent) }
-                let outcome = try place(staged, at: path, in: walk.directory, placed: &placed)
+                let directory: OwnedDescriptor
+                let key = cache.map { _ in DirectoryCache.key(path.parentComponents) }
+                if let key, let cached = cache?.directories[key] {
+                    directory = cached
+                } else {
+                    let walk = try staging.library.openDirectory(path.parentComponents, create: true)
+                    created += walk.created
+                    for entry in walk.created { try syncLater(entry.parent) }
+                    directory = walk.directory
+                    if let key { cache?.directories[key] = directory }
+                }
+                let outcome = try place(staged, at: path, in: directory, placed: &placed)
                 switch outcome {
                 case .alreadyPresent: duplicates.append(staged)
-                case .installed, .conflictRenamed: try syncLater(walk.directory)
+                case .installed, .conflictRenamed: try syncLater(directory)
                 }
                 results.append(outcome)
             }
@@ -85,6 +114,7 @@ public struct LibraryInstaller: Sendable {
                 try ReceiveError.system { () throws(SystemError) in try entry.directory.sync("directory") }
             }
         } catch {
+            cache?.directories = [:]
             let stayed = rollBack(placed, createdDirectories: created)
             if stayed.isEmpty { throw error }
             throw .partiallyInstalled(installed: stayed, cause: error)
@@ -107,12 +137,11 @@ public struct LibraryInstaller: Sendable {
         let names = [path.name] + ConflictName.candidates(for: path.name, fileHash: staged.fileHash)
         for (attempt, name) in names.enumerated() {
             let target = attempt == 0 ? path : path.replacingName(with: name)
-            let display = target.description
             let strategy = strategy
             let outcome: NoReplaceRename.Outcome
             do {
                 outcome = try NoReplaceRename.rename(
-                    staged.name, in: stagingDirectory, to: name, in: directory, what: display, strategy: strategy)
+                    staged.name, in: stagingDirectory, to: name, in: directory, what: target.description, strategy: strategy)
             } catch {
                 if error.errno == ENOENT { throw .stagedFileMissing(fileHash: staged.fileHash) }
                 throw .system(error)
@@ -121,10 +150,10 @@ public struct LibraryInstaller: Sendable {
             case .renamed:
                 placed.append(Placed(
                     directory: directory, name: name, staged: staged,
-                    inode: source.inode, device: source.device, display: display))
+                    inode: source.inode, device: source.device, path: target))
                 return attempt == 0 ? .installed(path) : .conflictRenamed(original: path, storedAs: target)
             case .destinationExists:
-                if try holds(staged, named: name, in: directory, display: display) { return .alreadyPresent(target) }
+                if try holds(staged, named: name, in: directory, display: target.description) { return .alreadyPresent(target) }
             }
         }
         throw .destinationOccupied(path.description)
@@ -156,13 +185,13 @@ public struct LibraryInstaller: Sendable {
         var stayed: [String] = []
         for file in placed.reversed() {
             // Only our inode: if someone replaced the file meanwhile, it is theirs.
-            guard let current = try? file.directory.statusOfEntry(named: file.name, file.display),
+            guard let current = try? file.directory.statusOfEntry(named: file.name, file.path.description),
                   current.inode == file.inode, current.device == file.device,
                   (try? NoReplaceRename.rename(
                       file.name, in: file.directory, to: file.staged.name, in: staging.directory,
                       what: file.staged.displayPath, strategy: strategy)) == .renamed
             else {
-                stayed.append(file.display)
+                stayed.append(file.path.description)
                 continue
             }
         }

@@ -64,9 +64,7 @@ public struct LibraryPath: Hashable, Sendable, CustomStringConvertible {
         let utf8 = path.utf8
         guard !utf8.isEmpty else { throw ReceivePathError(.empty, path: path) }
         guard utf8.first != UInt8(ascii: "/") else { throw ReceivePathError(.absolute, path: path) }
-        guard !path.unicodeScalars.contains(where: isForbidden) else {
-            throw ReceivePathError(.controlCharacter, path: path)
-        }
+        guard !containsForbidden(utf8) else { throw ReceivePathError(.controlCharacter, path: path) }
         guard utf8.count <= maxPathBytes else { throw ReceivePathError(.tooLong(bytes: utf8.count), path: path) }
 
         let rawComponents = utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
@@ -96,6 +94,19 @@ public struct LibraryPath: Hashable, Sendable, CustomStringConvertible {
     /// file called `Icon\r`; scripts leave names with a newline), so they are
     /// carried — and escaped wherever a path is shown. A backslash is an
     /// ordinary byte of a Linux name, never a separator: the wire's separator is `/`.
+    /// `isForbidden` over the UTF-8 bytes, as every received path is checked:
+    /// C0 and DEL are single bytes, C1 (U+0080…U+009F) is 0xC2 followed by
+    /// 0x80…0x9F — a `String`'s bytes are always valid UTF-8.
+    static func containsForbidden(_ utf8: String.UTF8View) -> Bool {
+        var afterC2 = false
+        for byte in utf8 {
+            if afterC2, (0x80...0x9F).contains(byte) { return true }
+            afterC2 = byte == 0xC2
+            if byte == 0x7F || (byte < 0x20 && byte != 0x09 && byte != 0x0A && byte != 0x0D) { return true }
+        }
+        return false
+    }
+
     static func isForbidden(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0x09, 0x0A, 0x0D: false
@@ -108,6 +119,13 @@ public struct LibraryPath: Hashable, Sendable, CustomStringConvertible {
     /// `s`: upper- then lower-casing folds those together. The installer also
     /// compares inodes, for whatever folding rule this does not foresee.
     static func isReservedName(_ component: String) -> Bool {
-        component.uppercased().lowercased() == LibraryLayout.stateDirectoryName
+        // ASCII folds only onto ASCII: compared byte by byte, without Unicode case mapping.
+        if component.utf8.allSatisfy({ $0 < 0x80 }) {
+            return component.utf8.count == LibraryLayout.stateDirectoryName.utf8.count
+                && zip(component.utf8, LibraryLayout.stateDirectoryName.utf8).allSatisfy { byte, reserved in
+                    (byte >= 0x41 && byte <= 0x5A ? byte + 0x20 : byte) == reserved
+                }
+        }
+        return component.uppercased().lowercased() == LibraryLayout.stateDirectoryName
     }
 }

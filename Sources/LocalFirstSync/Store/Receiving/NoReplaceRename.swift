@@ -39,7 +39,7 @@ enum NoReplaceRename {
     static func rename(
         _ sourceName: String, in source: OwnedDescriptor,
         to destinationName: String, in destination: OwnedDescriptor,
-        what: String, strategy: Strategy = .best
+        what: @autoclosure () -> String, strategy: Strategy = .best
     ) throws(SystemError) -> Outcome {
         if strategy == .best, let renameat2 {
             while renameat2(source.rawValue, sourceName, destination.rawValue, destinationName, renameNoReplaceFlag) != 0 {
@@ -47,8 +47,8 @@ enum NoReplaceRename {
                 case EINTR: continue
                 case EEXIST: return .destinationExists
                 // No such system call, or this file system does not support the flag.
-                case ENOSYS, EINVAL, EOPNOTSUPP: return try rename(sourceName, in: source, to: destinationName, in: destination, what: what, strategy: .link)
-                default: throw SystemError.current("rename", path: what)
+                case ENOSYS, EINVAL, EOPNOTSUPP: return try rename(sourceName, in: source, to: destinationName, in: destination, what: what(), strategy: .link)
+                default: throw SystemError.current("rename", path: what())
                 }
             }
             return .renamed
@@ -57,7 +57,7 @@ enum NoReplaceRename {
             if linkat(source.rawValue, sourceName, destination.rawValue, destinationName, 0) == 0 {
                 guard unlinkat(source.rawValue, sourceName, 0) == 0 else {
                     // Leave no second name behind: undo the link, report the failure.
-                    let error = SystemError.current("unlink", path: what)
+                    let error = SystemError.current("unlink", path: what())
                     unlinkat(destination.rawValue, destinationName, 0)
                     throw error
                 }
@@ -66,13 +66,13 @@ enum NoReplaceRename {
             switch errno {
             case EEXIST: return .destinationExists
             case EPERM, EOPNOTSUPP, ENOSYS, EMLINK: break  // no hard links here
-            default: throw SystemError.current("link", path: what)
+            default: throw SystemError.current("link", path: what())
             }
         }
         // Last resort, racy: someone creating the name between check and rename loses their file.
-        if try destination.statusOfEntry(named: destinationName, what) != nil { return .destinationExists }
+        if try destination.statusOfEntry(named: destinationName, what()) != nil { return .destinationExists }
         guard renameat(source.rawValue, sourceName, destination.rawValue, destinationName) == 0 else {
-            throw SystemError.current("rename", path: what)
+            throw SystemError.current("rename", path: what())
         }
         return .renamed
     }

@@ -21,25 +21,25 @@ final class OwnedDescriptor: Sendable {
         close(rawValue)
     }
 
-    func status(_ what: String) throws(SystemError) -> FileStatus {
+    func status(_ what: @autoclosure () -> String) throws(SystemError) -> FileStatus {
         var raw = stat()
-        guard fstat(rawValue, &raw) == 0 else { throw SystemError.current("fstat", path: what) }
+        guard fstat(rawValue, &raw) == 0 else { throw SystemError.current("fstat", path: what()) }
         return FileStatus(raw)
     }
 
     /// `fstatat` without following a final symlink; `nil` when nothing has that name.
-    func statusOfEntry(named name: String, _ what: String) throws(SystemError) -> FileStatus? {
+    func statusOfEntry(named name: String, _ what: @autoclosure () -> String) throws(SystemError) -> FileStatus? {
         var raw = stat()
         guard fstatat(rawValue, name, &raw, AT_SYMLINK_NOFOLLOW) == 0 else {
             if errno == ENOENT { return nil }
-            throw SystemError.current("fstatat", path: what)
+            throw SystemError.current("fstatat", path: what())
         }
         return FileStatus(raw)
     }
 
-    func sync(_ what: String) throws(SystemError) {
+    func sync(_ what: @autoclosure () -> String) throws(SystemError) {
         while fsync(rawValue) != 0 {
-            guard errno == EINTR else { throw SystemError.current("fsync", path: what) }
+            guard errno == EINTR else { throw SystemError.current("fsync", path: what()) }
         }
     }
 
@@ -60,14 +60,14 @@ final class OwnedDescriptor: Sendable {
     }
 
     /// Writes all of `buffer` at `offset` (`pwrite` may write less than asked).
-    func write(_ buffer: UnsafeRawBufferPointer, at offset: UInt64, _ what: String) throws(SystemError) {
+    func write(_ buffer: UnsafeRawBufferPointer, at offset: UInt64, _ what: @autoclosure () -> String) throws(SystemError) {
         guard let base = buffer.baseAddress else { return }
         var written = 0
         while written < buffer.count {
             let result = pwrite(rawValue, base + written, buffer.count - written, off_t(offset) + off_t(written))
             if result < 0 {
                 if errno == EINTR { continue }
-                throw SystemError.current("pwrite", path: what)
+                throw SystemError.current("pwrite", path: what())
             }
             written += result
         }
@@ -84,9 +84,9 @@ final class OwnedDescriptor: Sendable {
         return bytes
     }
 
-    func write(_ bytes: ArraySlice<UInt8>, at offset: UInt64, _ what: String) throws(SystemError) {
+    func write(_ bytes: ArraySlice<UInt8>, at offset: UInt64, _ what: @autoclosure () -> String) throws(SystemError) {
         let result: Result<Void, SystemError> = bytes.withUnsafeBytes { buffer in
-            do throws(SystemError) { return .success(try write(buffer, at: offset, what)) } catch { return .failure(error) }
+            do throws(SystemError) { return .success(try write(buffer, at: offset, what())) } catch { return .failure(error) }
         }
         try result.get()
     }

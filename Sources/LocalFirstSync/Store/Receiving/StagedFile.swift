@@ -44,7 +44,7 @@ public struct StagedFile: Sendable, CustomStringConvertible {
     /// directory, so they need no second check.
     public func duplicate() throws(ReceiveError) -> StagedFile {
         let directory = staging.directory
-        let copyName = StagingArea.stagedName(for: fileHash)
+        let copyName = staging.stagedName(for: fileHash)
         let copy = StagedFile(fileHash: fileHash, size: size, chunkListVerified: chunkListVerified, staging: staging, name: copyName)
         try ReceiveError.system { () throws(SystemError) in
             let source = try open(name, flags: O_RDONLY, displayPath)

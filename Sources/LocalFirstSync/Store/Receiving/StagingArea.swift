@@ -2,6 +2,7 @@
 import Glibc
 #endif
 internal import CLinux
+import Synchronization
 
 /// `<library>/.lfsync/staging/`: the only place incoming bytes are written
 /// before they are complete and verified (DESIGN.md §6). Inside the library
@@ -37,6 +38,8 @@ internal import CLinux
 public final class StagingArea: Sendable {
     public let library: LibraryDirectory
     let directory: OwnedDescriptor
+    private let tokenSeed = UInt64.random(in: 0 ... .max)
+    private let tokensUsed = Atomic<UInt64>(0)
 
     static let directoryName = "staging"
     /// For messages: where the staging directory is, relative to the library.
@@ -66,10 +69,13 @@ public final class StagingArea: Sendable {
         }
     }
 
-    /// A name nobody else will pick: the random part keeps two finished copies
-    /// of the same content (say, with different mtimes) apart.
-    static func stagedName(for fileHash: Hash256) -> String {
-        let token = UInt64.random(in: 0 ... .max)
+    /// A name nobody else will pick: the token keeps two finished copies of
+    /// the same content (say, with different mtimes) apart. Tokens count up
+    /// from a random start — a `getrandom` per received file showed in
+    /// profiles — and a name left over from another run is caught where the
+    /// name is taken (no-replace rename, `O_EXCL`).
+    func stagedName(for fileHash: Hash256) -> String {
+        let token = tokenSeed &+ tokensUsed.add(1, ordering: .relaxed).oldValue
         let hex = String(token, radix: 16)
         return fileHash.hex + "." + String(repeating: "0", count: 16 - hex.count) + hex + ".staged"
     }
