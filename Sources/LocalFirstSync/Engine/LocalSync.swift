@@ -55,7 +55,7 @@ public actor LocalSync {
     private var listener: (any Listener)?
     private var acceptLoop: Task<Void, Never>?
     private var advertisement: (any AdvertisementHandle)?
-    private var nextOfferID: UInt64 = 1
+    private let offerIDs = OfferIDSource()
     private var importer: LibraryImporter?
     private let connectionRequestStream = AsyncStream<ConnectionRequest>.makeStream(bufferingPolicy: .bufferingNewest(64))
     private let incomingTransferStream = AsyncStream<IncomingTransfer>.makeStream(bufferingPolicy: .bufferingNewest(256))
@@ -293,6 +293,60 @@ public actor LocalSync {
         _ assets: [Asset], from library: URL, settledStatus: SettledFiles = SettledFiles(),
         to destination: TransferDestination = .allConnectedPeers
     ) -> OutgoingTransfer {
+        start(OutgoingPush(assets: assets, settled: settledStatus, offerIDs: offerIDs), from: library, to: destination)
+    }
+
+    /// Scans `library` and sends it as it is scanned: each run of folders is
+    /// offered as soon as it is hashed, while the next is read (hashing still
+    /// happens once, however many peers). Returns once the library's folders
+    /// have been walked — a library that cannot be read throws here — with
+    /// the transfer and the scan still under way.
+    /// - Parameters:
+    ///   - cache: the library's scan cache: unchanged files are not hashed again.
+    ///   - chunkIndex: fed with the chunks of newly hashed files.
+    ///   - segmentFiles: about how many files (whole folders) are hashed before they are offered.
+    public func push(
+        library: URL, cache: ScanCache? = nil, chunkIndex: ChunkIndex? = nil,
+        to destination: TransferDestination = .allConnectedPeers, segmentFiles: Int = 1024
+    ) async throws(LibraryScanner.Failure) -> LibraryPush {
+        let push = OutgoingPush(offerIDs: offerIDs)
+        let scanner = LibraryScanner(root: library, cache: cache, chunkIndex: chunkIndex)
+        let continuation = preparation.continuation
+        let (walked, walkedSignal) = AsyncStream<Void>.makeStream()
+        let scan = Task { () -> Result<LibraryScan, LibraryScanner.Failure> in
+            defer { walkedSignal.finish() }
+            do throws(LibraryScanner.Failure) {
+                let scan = try await scanner.scan(
+                    segmentFiles: segmentFiles,
+                    walked: { files, bytes in
+                        push.setTotals(files: UInt64(files), bytes: bytes)
+                        walkedSignal.yield()
+                    },
+                    segment: { push.append($0) },
+                    progress: { continuation.yield($0) })
+                push.finish()
+                return .success(scan)
+            } catch {
+                push.finish(failure: error.description)
+                return .failure(error)
+            }
+        }
+        var didWalk = false
+        for await _ in walked {
+            didWalk = true
+            break
+        }
+        if !didWalk, case let .failure(error) = await scan.value { throw error }
+        return LibraryPush(transfer: start(push, from: library, to: destination), scan: scan, push: push)
+    }
+
+    /// Scans `library` (reporting `preparationProgress`) while it sends it (see `push(library:)`).
+    public func send(library: URL, cache: ScanCache? = nil, to destination: TransferDestination = .allConnectedPeers) async throws -> OutgoingTransfer {
+        try await push(library: library, cache: cache, to: destination).transfer
+    }
+
+    /// Starts one send job per destination peer over one shared reader.
+    private func start(_ push: OutgoingPush, from library: URL, to destination: TransferDestination) -> OutgoingTransfer {
         // Each peer once, however often it was named.
         var targets: [PeerSession] = []
         var missing: [Peer] = []
@@ -305,21 +359,25 @@ public actor LocalSync {
                 if let session = sessions[peer.deviceID] { targets.append(session) } else { missing.append(peer) }
             }
         }
-        let push = OutgoingPush(assets: assets) {
-            defer { nextOfferID += 1 }
-            return nextOfferID
-        }
         let transfer = OutgoingTransfer(peerCount: targets.count + missing.count)
         for peer in missing {
-            let failures = Dictionary(push.batches.flatMap { $0.assets.map { ($0.contentID, "not connected") } }, uniquingKeysWith: { first, _ in first })
-            let summary = PeerTransferSummary(peer: peer, state: .failed(reason: "not connected"), assetsStored: 0,
-                                              assetsFailed: push.contentCount, chunkBytesSent: 0, failures: failures)
-            transfer.publish(TransferUpdate(peer: peer, progress: TransferProgress(assetsTotal: push.contentCount), state: summary.state))
-            transfer.finish(summary)
+            Task {
+                // What the push will hold is known once it is fed whole.
+                var index = 0
+                var failures: [ContentID: String] = [:]
+                while await push.ready(index) {
+                    for asset in push.batch(index)?.assets ?? [] { failures[asset.contentID] = "not connected" }
+                    index += 1
+                }
+                let summary = PeerTransferSummary(peer: peer, state: .failed(reason: "not connected"), assetsStored: 0,
+                                                  assetsFailed: push.contentCount, chunkBytesSent: 0, failures: failures)
+                transfer.publish(TransferUpdate(peer: peer, progress: TransferProgress(assetsTotal: push.contentCount), state: summary.state))
+                transfer.finish(summary)
+            }
         }
         // Every chunk is read (and, unless settled, hashed) once for all peers: demand is
         // registered per batch for every peer still sending, and each peer drops what it doesn't need.
-        let reader = BroadcastChunkReader(rootPath: library.standardizedFileURL.path, settledStatus: settledStatus, peerCount: targets.count)
+        let reader = BroadcastChunkReader(rootPath: library.standardizedFileURL.path, peerCount: targets.count)
         let store = store
         let timeout = configuration.offerReplyTimeout
         Task {
@@ -335,13 +393,6 @@ public actor LocalSync {
             }
         }
         return transfer
-    }
-
-    /// Scans `library` (reporting `preparationProgress`) then sends its assets.
-    public func send(library: URL, cache: ScanCache? = nil, to destination: TransferDestination = .allConnectedPeers) async throws -> OutgoingTransfer {
-        let continuation = preparation.continuation
-        let scan = try await LibraryScanner(root: library, cache: cache).scan { continuation.yield($0) }
-        return send(scan.assets, from: library, settledStatus: scan.settledStatus, to: destination)
     }
 
     /// Asks a trusted peer to offer us what it has that we lack.

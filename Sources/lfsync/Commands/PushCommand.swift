@@ -53,38 +53,15 @@ struct PushCommand {
         targets = targets.filter { seenTargets.insert($0.deviceID?.description ?? $0.address?.description ?? $0.label).inserted }
         guard !targets.isEmpty else { throw CommandFailure(message: "no trusted peers to send to ('lfsync trust' adds one)", exitCode: .usage) }
 
-        // Scan every PATH first: preparation has its own progress, before any byte moves.
-        var libraries: [(url: URL, assets: [Asset], settled: SettledFiles)] = []
-        var skippedCount = 0
-        for path in arguments.positionals {
-            let url = try DirectoryArgument.existing(path)
-            let index = try home.index(for: url)
-            let scan = try await LibraryScanner(root: url, cache: index.scanCache, chunkIndex: index.chunkIndex).scan()
-            console.detail("\(path): \(scan.assets.count) assets, \(scan.statistics.filesHashed) files hashed, \(scan.statistics.filesFromCache) from cache")
-            for skipped in scan.skipped { console.detail("skipped \(skipped.path.printable): \(skipped.reason)") }
-            skippedCount += scan.skipped.count
-            libraries.append((url, scan.assets, scan.settledStatus))
-        }
-        let allAssets = libraries.flatMap(\.assets)
-        let totalBytes = allAssets.reduce(UInt64(0)) { $0 + $1.totalSize }
-        // The ledger's unit: the same bytes at several paths are one content.
-        let contentCount = Set(allAssets.map(\.contentID)).count
-        if skippedCount > 0 { console.note("\(skippedCount) file\(skippedCount == 1 ? "" : "s") skipped (-v lists them; 'lfsync scan --json' gives the reasons)") }
-
+        let urls = try arguments.positionals.map { try DirectoryArgument.existing($0) }
         if arguments.flag("dry-run") {
-            for target in targets {
-                let contents = Array(Set(allAssets.map(\.contentID)))
-                let notSynced = target.deviceID.map { id in
-                    (try? ledger.contentIDs(notSyncedWith: PeerKey(rawValue: id.description), from: contents).count) ?? contents.count
-                } ?? contents.count
-                console.result("\(target.label): would offer \(contentCount) assets (\(ByteCountText.format(totalBytes))); \(notSynced) not yet synced with it")
-            }
-            return .success
+            return try await dryRun(urls, targets: targets, ledger: ledger)
         }
 
         let sync = LocalSync(identity: identity, store: ledger, configuration: .init(deviceName: config.name, trust: config.trustPolicy), transport: TCPTransport())
         var reports: [PeerReport] = []
         var connected: [Peer] = []
+        var unreachablePeers: [(key: PeerKey, reason: String)] = []
         var unreachable = false, declined = false, failed = false
         for target in targets {
             do {
@@ -92,27 +69,32 @@ struct PushCommand {
                 if !connected.contains(where: { $0.deviceID == peer.deviceID }) { connected.append(peer) }
             } catch let failure as CommandFailure where failure.exitCode == .declined {
                 declined = true
-                reports.append(PeerReport(peer: target.label, deviceID: target.deviceID?.description, state: "declined: \(failure.message)", assetsStored: 0, assetsFailed: contentCount, chunkBytesSent: 0, failures: [:]))
+                reports.append(PeerReport(peer: target.label, deviceID: target.deviceID?.description, state: "declined: \(failure.message)", assetsStored: 0, assetsFailed: 0, chunkBytesSent: 0, failures: [:]))
                 console.error("\(target.label): \(failure.message)")
             } catch {
                 unreachable = true
-                reports.append(PeerReport(peer: target.label, deviceID: target.deviceID?.description, state: "unreachable: \(error)", assetsStored: 0, assetsFailed: contentCount, chunkBytesSent: 0, failures: [:]))
+                reports.append(PeerReport(peer: target.label, deviceID: target.deviceID?.description, state: "unreachable: \(error)", assetsStored: 0, assetsFailed: 0, chunkBytesSent: 0, failures: [:]))
                 console.error("\(target.label): unreachable: \(error)")
-                if let id = target.deviceID {
-                    // What the peer verified before stays synced: not reaching it says nothing against that.
-                    try? ledger.record(.failed, for: Array(Set(allAssets.map(\.contentID))), peer: PeerKey(rawValue: id.description),
-                                       reason: "unreachable: \(error)", unlessSynced: true)
-                }
+                if let id = target.deviceID { unreachablePeers.append((PeerKey(rawValue: id.description), "unreachable: \(error)")) }
             }
         }
 
+        // Each PATH is scanned while it is sent: a run of folders is offered as soon as it is hashed.
+        var contentCount = 0, totalBytes: UInt64 = 0, skippedCount = 0
         var perPeer: [Peer: PeerReport] = [:]
-        if !connected.isEmpty {
-            let renderer = ProgressRenderer(mode: progressMode, console: console)
-            for library in libraries where !library.assets.isEmpty {
-                let transfer = await sync.send(library.assets, from: library.url, settledStatus: library.settled, to: .peers(connected))
-                for await update in transfer { renderer.show(update) }
-                for summary in await transfer.waitUntilCompleted() {
+        let renderer = ProgressRenderer(mode: progressMode, console: console)
+        for (path, url) in zip(arguments.positionals, urls) {
+            let index = try home.index(for: url)
+            let scan: LibraryScan
+            let contents: [ContentID]
+            if connected.isEmpty {
+                // Nobody to send to: the scan still says what the unreachable peers are missing.
+                scan = try await LibraryScanner(root: url, cache: index.scanCache, chunkIndex: index.chunkIndex).scan()
+                contents = Array(Set(scan.assets.map(\.contentID)))
+            } else {
+                let push = try await sync.push(library: url, cache: index.scanCache, chunkIndex: index.chunkIndex, to: .peers(connected))
+                for await update in push.transfer { renderer.show(update) }
+                for summary in await push.transfer.waitUntilCompleted() {
                     var report = perPeer[summary.peer] ?? PeerReport(peer: summary.peer.name, deviceID: summary.peer.deviceID.description, state: "completed", assetsStored: 0, assetsFailed: 0, chunkBytesSent: 0, failures: [:])
                     report.assetsStored += summary.assetsStored
                     report.assetsFailed += summary.assetsFailed
@@ -130,8 +112,23 @@ struct PushCommand {
                     }
                     perPeer[summary.peer] = report
                 }
+                scan = try await push.scan.value.get()
+                contents = unreachablePeers.isEmpty ? [] : push.contentIDs
+                contentCount += push.contentCount
+            }
+            if connected.isEmpty { contentCount += contents.count }
+            totalBytes += scan.statistics.bytes
+            console.detail("\(path): \(scan.statistics.files) files, \(scan.statistics.filesHashed) hashed, \(scan.statistics.filesFromCache) from cache")
+            for skipped in scan.skipped { console.detail("skipped \(skipped.path.printable): \(skipped.reason)") }
+            skippedCount += scan.skipped.count
+            for (key, reason) in unreachablePeers {
+                // What the peer verified before stays synced: not reaching it says nothing against that.
+                try? ledger.record(.failed, for: contents, peer: key, reason: reason, unlessSynced: true)
             }
         }
+        if skippedCount > 0 { console.note("\(skippedCount) file\(skippedCount == 1 ? "" : "s") skipped (-v lists them; 'lfsync scan --json' gives the reasons)") }
+        // Peers declined or unreachable at connection time took none of it.
+        for index in reports.indices { reports[index].assetsFailed = contentCount }
         await sync.stop()
         reports += perPeer.values.sorted { $0.peer < $1.peer }
         let exit: ExitCode = unreachable ? .peerUnavailable : declined ? .declined : failed ? .partial : .success
@@ -148,6 +145,24 @@ struct PushCommand {
             }
         }
         return exit
+    }
+
+    /// `--dry-run`: scans every PATH and says, per target, what a push would offer.
+    private func dryRun(_ urls: [URL], targets: [PeerResolver.Target], ledger: SyncStateStore) async throws -> ExitCode {
+        var assets: [Asset] = []
+        for url in urls {
+            let index = try home.index(for: url)
+            assets += try await LibraryScanner(root: url, cache: index.scanCache, chunkIndex: index.chunkIndex).scan().assets
+        }
+        let contents = Array(Set(assets.map(\.contentID)))
+        let totalBytes = assets.reduce(UInt64(0)) { $0 + $1.totalSize }
+        for target in targets {
+            let notSynced = target.deviceID.map { id in
+                (try? ledger.contentIDs(notSyncedWith: PeerKey(rawValue: id.description), from: contents).count) ?? contents.count
+            } ?? contents.count
+            console.result("\(target.label): would offer \(contents.count) assets (\(ByteCountText.format(totalBytes))); \(notSynced) not yet synced with it")
+        }
+        return .success
     }
 
     /// Connects to one target. A HOST:PORT target whose device is not trusted needs a

@@ -24,11 +24,12 @@ import Testing
             let manifest = asset.files[0].manifest
             #expect(manifest.chunks.count > 2)
 
-            let trusting = BroadcastChunkReader(rootPath: root.path, settledStatus: scan.settledStatus, peerCount: 1)
+            let settled = try #require(scan.settledStatus[manifest.path])
+            let trusting = BroadcastChunkReader(rootPath: root.path, peerCount: 1)
             let checking = BroadcastChunkReader(rootPath: root.path, peerCount: 1)
             for (key, offset) in Self.keys(asset) {
-                let trusted = try await trusting.payload(for: key, file: manifest, chunkOffset: offset)
-                let checked = try await checking.payload(for: key, file: manifest, chunkOffset: offset)
+                let trusted = try await trusting.payload(for: key, file: manifest, chunkOffset: offset, settled: settled)
+                let checked = try await checking.payload(for: key, file: manifest, chunkOffset: offset, settled: nil)
                 #expect(trusted == checked)
             }
             #expect(await trusting.chunksHashed == 0)
@@ -37,10 +38,10 @@ import Testing
             // New bytes, same size, mtime put back: the ctime moved, so the chunk is hashed and refused.
             bytes[bytes.count - 10] ^= 0xFF
             try TestSupport.overwriteKeepingMtime(path, with: bytes)
-            let afterEdit = BroadcastChunkReader(rootPath: root.path, settledStatus: scan.settledStatus, peerCount: 1)
+            let afterEdit = BroadcastChunkReader(rootPath: root.path, peerCount: 1)
             let (lastKey, lastOffset) = try #require(Self.keys(asset).last)
             await #expect(throws: BroadcastChunkReader.Failure.sourceChanged(path: manifest.path)) {
-                _ = try await afterEdit.payload(for: lastKey, file: manifest, chunkOffset: lastOffset)
+                _ = try await afterEdit.payload(for: lastKey, file: manifest, chunkOffset: lastOffset, settled: settled)
             }
         }
     }

@@ -189,6 +189,31 @@ import Testing
         #expect(Self.replies(try state.received(Self.offer(2, push: 1, [Self.first]))).map(\.decision) == [.refused])
     }
 
+    /// A copy found in a later offer while the first copy's install is still
+    /// landing: the content is gone from the registry and not yet in the chunk
+    /// index, so planning waits for that install — then copies locally.
+    @Test func anOfferNeedingAContentBeingLandedIsPlannedOnceItHasLanded() throws {
+        var state = IncomingOffers()
+        let photo = WireFixtures.placed(Self.asset((.primary, "a.jpg", Self.photoBytes)))
+        let later = WireFixtures.placed(Self.asset((.primary, "Backup/a.jpg", Self.photoBytes)))
+        _ = try state.received(Self.offer(1, last: false, [photo]))
+        _ = Self.settle(&state, state.decided(pushID: 1, accepted: true))
+        let destination = try #require(try state.destination(of: Self.chunk(1, photo, file: 0)))
+        let hash = try #require(Self.finishes(state.chunkWritten(destination, bytes: 1, .success(()))).first)
+        let order = try #require(Self.installs(state.finished(hash, .success(()))).first)
+        #expect(order.sources == [[.take(hash)]])
+        // The copy's offer arrives while the take is landing: not planned yet.
+        let arrived = try state.received(Self.offer(2, push: 1, [later]))
+        #expect(!arrived.contains { if case .plan = $0 { true } else { false } })
+        // Landed (and indexed): now it is planned, with the content no longer in flight here.
+        let landed = state.installed(offerID: 1, contentID: photo.contentID, .success([]))
+        let plans = landed.compactMap { action -> (UInt64, Set<Hash256>)? in
+            if case let .plan(offerID, _, known) = action { (offerID, known) } else { nil }
+        }
+        #expect(plans.count == 1 && plans.first?.0 == 2)
+        #expect(plans.first?.1.contains(hash) == false)
+    }
+
     @Test func aContentOnItsWayIsNotRequestedAgainByALaterOffer() throws {
         var state = IncomingOffers()
         _ = try state.received(Self.offer(1, last: false, [Self.first]))

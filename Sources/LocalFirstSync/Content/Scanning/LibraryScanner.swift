@@ -46,12 +46,48 @@ public struct LibraryScanner: Sendable {
     /// the cache: the cache is streamed in path order and merged with the
     /// sorted walk, and files are grouped one directory at a time.
     public func scan(progress: @escaping @Sendable (ScanProgress) -> Void = { _ in }) async throws(Failure) -> LibraryScan {
+        let collected = Mutex<(assets: [Asset], settled: SettledFiles)>(([], SettledFiles()))
+        var scan = try await run(segmentLimit: nil, progress: progress) { segment in
+            collected.withLock { $0 = (segment.assets, segment.settled) }
+        }
+        collected.withLock { result in
+            scan.assets = result.assets.sorted { $0.primaryPath < $1.primaryPath }
+            scan.settledStatus = result.settled
+        }
+        return scan
+    }
+
+    /// A streaming scan: hands over the library in segments — runs of whole
+    /// directories, hashed and grouped into assets — while the rest is still
+    /// being hashed, so a push can offer and send the first folders while the
+    /// last are read. `walked` is called once, after the walk and before any
+    /// segment, with the files and bytes found.
+    /// - Returns: skipped files and statistics; its `assets` and
+    ///   `settledStatus` are empty (they went out with the segments).
+    public func scan(
+        segmentFiles: Int = 1024, segmentBytes: UInt64 = 64 << 20,
+        walked: @escaping @Sendable (_ files: Int, _ bytes: UInt64) -> Void,
+        segment: @escaping @Sendable (ScanSegment) -> Void,
+        progress: @escaping @Sendable (ScanProgress) -> Void = { _ in }
+    ) async throws(Failure) -> LibraryScan {
+        try await run(segmentLimit: (max(1, segmentFiles), max(1, segmentBytes)), walked: walked, progress: progress, deliver: segment)
+    }
+
+    /// The scan proper. Files are hashed on every core in walk order; each
+    /// segment is grouped, entered in the cache and delivered as soon as its
+    /// last file is hashed, in order, while the workers go on with the next.
+    /// Without a `segmentLimit` the whole library is one segment.
+    private func run(
+        segmentLimit: (files: Int, bytes: UInt64)?, walked: @Sendable (Int, UInt64) -> Void = { _, _ in },
+        progress: @escaping @Sendable (ScanProgress) -> Void, deliver: (ScanSegment) -> Void
+    ) async throws(Failure) -> LibraryScan {
         let started = ContinuousClock.now
         progress(ScanProgress(phase: .walking, filesTotal: 0, filesDone: 0, bytesToHash: 0, bytesHashed: 0))
-        let walked: (files: [DirectoryWalker.Entry], skipped: [SkippedEntry])
-        do { walked = try DirectoryWalker(rootPath: rootPath).walk() } catch { throw .cannotOpenLibrary(error) }
-        var skipped = walked.skipped
-        let entries = walked.files
+        let walk: (files: [DirectoryWalker.Entry], skipped: [SkippedEntry])
+        do { walk = try DirectoryWalker(rootPath: rootPath).walk() } catch { throw .cannotOpenLibrary(error) }
+        var skipped = walk.skipped
+        let entries = walk.files
+        walked(entries.count, entries.reduce(0) { $0 + $1.status.size })
         // The walk in path byte order, the order the cache streams its rows in.
         let byPath = entries.indices.sorted { entries[$0].relativePath < entries[$1].relativePath }
 
@@ -80,74 +116,152 @@ public struct LibraryScanner: Sendable {
             }
         }
 
-        let misses = entries.indices.filter { files[$0] == nil }
-        let failures = await hash(misses, of: entries, into: files, alreadyDone: filesFromCache, progress: progress)
-        var freshCount = 0
-        var bytesHashed: UInt64 = 0
-        for index in misses {
-            guard let file = files[index] else { continue }
-            freshCount += 1
-            isSettled[index] = file.isUnchanged(entries[index].status)
-            bytesHashed += file.manifest.size
+        let segments = Self.segments(of: entries, limit: segmentLimit, isKnown: { files[$0] != nil })
+        let hashing = HashingRun(segments: segments, entries: entries, alreadyDone: filesFromCache)
+        let (completed, completions) = AsyncStream<Int>.makeStream()
+        let workers = Task { [self] in
+            await hash(hashing, into: files, completions: completions, progress: progress)
         }
-        skipped += failures
+        var statistics = LibraryScan.Statistics()
+        var next = 0
+        var done = Set<Int>()
+        for await index in completed {
+            done.insert(index)
+            while done.remove(next) != nil {
+                let segment = segments[next]
+                next += 1
+                var fresh: [IndexedFile] = []
+                for index in segment.misses {
+                    guard let file = files[index] else { continue }
+                    fresh.append(file)
+                    statistics.filesHashed += 1
+                    statistics.bytesHashed += file.manifest.size
+                    isSettled[index] = file.isUnchanged(entries[index].status)
+                }
+                do {
+                    try cache?.storeAll(fresh)
+                    try chunkIndex?.recordAll(fresh)
+                } catch {
+                    workers.cancel()
+                    throw .cache(error)
+                }
+                var settled: [(RelativePath, FileStatus)] = []
+                for index in segment.range {
+                    guard let file = files[index] else { continue }
+                    statistics.files += 1
+                    statistics.bytes += file.manifest.size
+                    if isSettled[index] { settled.append((entries[index].relativePath, entries[index].status)) }
+                }
+                settled.sort { $0.0 < $1.0 }
+                var settledFiles = SettledFiles()
+                for (path, status) in settled { settledFiles.append(path, status) }
+                deliver(ScanSegment(assets: Self.assets(from: files, in: segment.range), settled: settledFiles))
+            }
+        }
+        skipped += await workers.value
 
         do {
             let sortedPaths = byPath.map { entries[$0].relativePath }
-            let fresh = misses.lazy.compactMap { files[$0] }
-            if let cache {
-                try cache.storeAll(fresh)
-                try cache.removeEntries(cache.paths(notIn: sortedPaths))
-            }
-            if let chunkIndex {
-                try chunkIndex.recordAll(fresh)
-                try chunkIndex.removeFiles(notInSorted: sortedPaths)
-            }
+            try cache?.removeEntries(cache?.paths(notIn: sortedPaths) ?? [])
+            try chunkIndex?.removeFiles(notInSorted: sortedPaths)
         } catch {
             throw .cache(error)
         }
-
-        var settled = SettledFiles()
-        for index in byPath where isSettled[index] { settled.append(entries[index].relativePath, entries[index].status) }
-        var statistics = LibraryScan.Statistics()
-        for index in entries.indices { if let file = files[index] { statistics.files += 1; statistics.bytes += file.manifest.size } }
-        progress(ScanProgress(phase: .grouping, filesTotal: statistics.files, filesDone: statistics.files, bytesToHash: bytesHashed, bytesHashed: bytesHashed))
-        let assets = Self.assets(from: files, count: entries.count)
+        progress(ScanProgress(phase: .grouping, filesTotal: statistics.files, filesDone: statistics.files,
+                              bytesToHash: statistics.bytesHashed, bytesHashed: statistics.bytesHashed))
         skipped.sort { $0.path < $1.path }
         statistics.filesFromCache = filesFromCache
-        statistics.filesHashed = freshCount
-        statistics.bytesHashed = bytesHashed
         let elapsed = ContinuousClock.now - started
         statistics.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        progress(ScanProgress(phase: .finished, filesTotal: statistics.files, filesDone: statistics.files, bytesToHash: bytesHashed, bytesHashed: bytesHashed))
-        return LibraryScan(assets: assets, skipped: skipped, statistics: statistics, settledStatus: settled)
+        progress(ScanProgress(phase: .finished, filesTotal: statistics.files, filesDone: statistics.files,
+                              bytesToHash: statistics.bytesHashed, bytesHashed: statistics.bytesHashed))
+        return LibraryScan(assets: [], skipped: skipped, statistics: statistics)
     }
 
-    /// Hashes the files at `misses` (indices into `entries`) on every core and
-    /// puts their manifests into `files`; returns those that could not be read.
+    /// A run of whole directories, in walk order, and its files to hash.
+    private struct Segment: Sendable {
+        let range: Range<Int>
+        /// Largest first, so the last file to finish is a small one and both cores stay busy to the end.
+        let misses: [Int]
+    }
+
+    /// Cuts the walk into segments at directory boundaries, each closed once it
+    /// has `limit.files` files or `limit.bytes` to hash (no asset spans
+    /// directories, so each segment groups on its own).
+    private static func segments(
+        of entries: [DirectoryWalker.Entry], limit: (files: Int, bytes: UInt64)?, isKnown: (Int) -> Bool
+    ) -> [Segment] {
+        var segments: [Segment] = []
+        var start = 0, bytes: UInt64 = 0
+        func close(at end: Int) {
+            guard end > start else { return }
+            let misses = (start..<end).filter { !isKnown($0) }.sorted { entries[$0].status.size > entries[$1].status.size }
+            segments.append(Segment(range: start..<end, misses: misses))
+            start = end
+            bytes = 0
+        }
+        for index in entries.indices {
+            if let limit, index > start, index - start >= limit.files || bytes >= limit.bytes,
+               entries[index].relativePath.directory != entries[index - 1].relativePath.directory {
+                close(at: index)
+            }
+            if !isKnown(index) { bytes += entries[index].status.size }
+        }
+        close(at: entries.count)
+        return segments
+    }
+
+    /// What the hashing workers share: the files in the order they take them,
+    /// and how many of each segment's are still to do.
+    private final class HashingRun: Sendable {
+        let segments: [Segment]
+        let entries: [DirectoryWalker.Entry]
+        /// Every segment's misses, one after the other.
+        let order: [Int]
+        /// The segment of each position in `order`.
+        let segmentOfPosition: [Int32]
+        let left: Mutex<[Int]>
+        let bytesToHash: UInt64
+        let alreadyDone: Int
+        let counters = ProgressCounters()
+        let failures = Mutex<[SkippedEntry]>([])
+
+        init(segments: [Segment], entries: [DirectoryWalker.Entry], alreadyDone: Int) {
+            self.segments = segments
+            self.entries = entries
+            order = segments.flatMap(\.misses)
+            segmentOfPosition = segments.enumerated().flatMap { index, segment in
+                [Int32](repeating: Int32(index), count: segment.misses.count)
+            }
+            left = Mutex(segments.map(\.misses.count))
+            bytesToHash = order.reduce(0) { $0 + entries[$1].status.size }
+            self.alreadyDone = alreadyDone
+        }
+    }
+
+    /// Hashes every miss on every core, in segment order, reporting each
+    /// segment (`completions`) once its last file is done; segments with
+    /// nothing to hash are reported at once. Returns the files that could not be read.
     private func hash(
-        _ misses: [Int], of entries: [DirectoryWalker.Entry], into files: ScanSlots, alreadyDone: Int,
+        _ run: HashingRun, into files: ScanSlots, completions: AsyncStream<Int>.Continuation,
         progress: @escaping @Sendable (ScanProgress) -> Void
     ) async -> [SkippedEntry] {
-        guard !misses.isEmpty else { return [] }
-        // Largest first, so the last file to finish is a small one and both cores stay busy to the end.
-        let order = misses.sorted { entries[$0].status.size > entries[$1].status.size }
-        let bytesToHash = misses.reduce(UInt64(0)) { $0 + entries[$1].status.size }
-        let counters = ProgressCounters()
+        defer { completions.finish() }
+        for (index, segment) in run.segments.enumerated() where segment.misses.isEmpty { completions.yield(index) }
+        guard !run.order.isEmpty else { return [] }
         let digester = FileDigester(configuration: configuration)
         let root = rootPath
-        let total = entries.count
-        progress(ScanProgress(phase: .hashing, filesTotal: total, filesDone: alreadyDone, bytesToHash: bytesToHash, bytesHashed: 0))
+        let total = run.entries.count
+        progress(ScanProgress(phase: .hashing, filesTotal: total, filesDone: run.alreadyDone, bytesToHash: run.bytesToHash, bytesHashed: 0))
         // The workers write straight into the scan's own slots (each index by one worker):
         // no array of results beside them, for 200,000 files that is tens of megabytes.
-        let failures = Mutex<[SkippedEntry]>([])
         await ParallelWork.forEach(
-            count: order.count, workerCount: workerCount,
+            count: run.order.count, workerCount: workerCount,
             makeScratch: { [configuration] in DigestScratch(configuration: configuration) },
             releaseScratch: { _ in },
             body: { position, scratch in
-                let index = order[position]
-                let entry = entries[index]
+                let index = run.order[position]
+                let entry = run.entries[index]
                 let absolute = root + "/" + entry.relativePath.string
                 do throws(FileDigester.Failure) {
                     let startedNs = Self.wallClockNs()
@@ -162,12 +276,19 @@ public struct LibraryScanner: Sendable {
                     files[index] = ScannedFile(manifest: manifest, inode: status.inode, contentIdentifier: identifier,
                                                changeTimeNs: settled ? status.changeTimeNs : nil)
                 } catch {
-                    failures.withLock { $0.append(SkippedEntry(path: entry.relativePath, reason: error.description)) }
+                    run.failures.withLock { $0.append(SkippedEntry(path: entry.relativePath, reason: error.description)) }
                 }
-                let (done, bytes) = counters.add(bytes: entry.status.size)
-                progress(ScanProgress(phase: .hashing, filesTotal: total, filesDone: alreadyDone + done, bytesToHash: bytesToHash, bytesHashed: bytes))
+                let (done, bytes) = run.counters.add(bytes: entry.status.size)
+                progress(ScanProgress(phase: .hashing, filesTotal: total, filesDone: run.alreadyDone + done,
+                                      bytesToHash: run.bytesToHash, bytesHashed: bytes))
+                let segment = Int(run.segmentOfPosition[position])
+                let finished = run.left.withLock { left -> Bool in
+                    left[segment] -= 1
+                    return left[segment] == 0
+                }
+                if finished { completions.yield(segment) }
             })
-        return failures.withLock { $0 }
+        return run.failures.withLock { $0 }
     }
 
     /// How long a file must have been left alone before its hashing for its
@@ -185,9 +306,10 @@ public struct LibraryScanner: Sendable {
     /// directory's files together, and no asset spans directories), so the
     /// grouper's working set is one directory's, not the library's.
     /// Empties `scanned` as it goes: each file's record is released once its asset holds it.
-    private static func assets(from scanned: ScanSlots, count: Int) -> [Asset] {
+    private static func assets(from scanned: ScanSlots, in range: Range<Int>) -> [Asset] {
         var assets: [Asset] = []
-        var start = 0
+        var start = range.lowerBound
+        let count = range.upperBound
         while start < count {
             guard let first = scanned[start] else {
                 start += 1

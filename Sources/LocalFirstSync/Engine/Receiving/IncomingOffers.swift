@@ -97,6 +97,8 @@ struct IncomingOffers {
         /// Contents not yet staged.
         var waitingFor: Set<Hash256>
         var installing = false
+        /// Contents this asset's install takes (renames into the library).
+        var taking: [Hash256] = []
     }
 
     private struct Offer {
@@ -128,6 +130,11 @@ struct IncomingOffers {
     /// Offers that ended with failed assets: chunks the sender had already sent for them are dropped.
     private var closedOffers = Set<UInt64>()
     private var contents: [Hash256: Content] = [:]
+    /// Contents taken by installs still landing, with how many: gone from
+    /// `contents`, not yet in the library's chunk index. An offer needing one
+    /// is planned once they have landed — then its chunks are copied locally
+    /// instead of crossing the wire a second time.
+    private var landing: [Hash256: Int] = [:]
     /// Offers accepted and waiting for their plan, one plan at a time.
     private var planQueue: [UInt64] = []
     private var planning: UInt64?
@@ -207,9 +214,15 @@ struct IncomingOffers {
     }
 
     private mutating func nextPlan() -> [Action] {
-        guard planning == nil, !planQueue.isEmpty else { return [] }
-        let offerID = planQueue.removeFirst()
-        guard let offer = offers[offerID] else { return nextPlan() }
+        guard planning == nil, let offerID = planQueue.first else { return [] }
+        guard let offer = offers[offerID] else {
+            planQueue.removeFirst()
+            return nextPlan()
+        }
+        if !landing.isEmpty, offer.assets.contains(where: { $0.files.contains { landing[$0.manifest.fileHash] != nil } }) {
+            return []  // planned when those installs are done (`installed`)
+        }
+        planQueue.removeFirst()
         planning = offerID
         let known = Set(contents.keys)
         return [.plan(offerID: offerID, assets: offer.assets, known: known)]
@@ -461,6 +474,8 @@ struct IncomingOffers {
                 contents[hash]?.consumers -= 1
                 if (contents[hash]?.consumers ?? 0) <= 0 {
                     contents[hash] = nil
+                    landing[hash, default: 0] += 1
+                    offers[key.offerID]?.pending[key.contentID]?.taking.append(hash)
                     row.append(.take(hash))
                 } else {
                     row.append(.copy(hash))
@@ -485,16 +500,20 @@ struct IncomingOffers {
 
     mutating func installed(offerID: UInt64, contentID: ContentID, _ result: Result<[InstalledFile], ReceiveError>) -> [Action] {
         let key = AssetKey(offerID: offerID, contentID: contentID)
-        guard offers[offerID]?.pending[contentID]?.installing == true, let (pushID, asset) = asset(key) else { return [] }
+        guard let pending = offers[offerID]?.pending[contentID], pending.installing, let (pushID, asset) = asset(key) else { return [] }
+        for hash in pending.taking {
+            if let count = landing[hash], count > 1 { landing[hash] = count - 1 } else { landing[hash] = nil }
+        }
+        var actions: [Action]
         switch result {
         case let .success(files):
             let size = asset.contentSize
-            return [.outcome(pushID: pushID, contentID: contentID, .stored(files)),
-                    .recordReceived([(contentID, size)])]
+            actions = [.outcome(pushID: pushID, contentID: contentID, .stored(files)), .recordReceived([(contentID, size)])]
                 + resolve(key, failed: false, sendingReceipt: true)
         case let .failure(error):
-            return fail(key, reason: error.description)
+            actions = fail(key, reason: error.description)
         }
+        return actions + (pending.taking.isEmpty ? [] : nextPlan())
     }
 
     // MARK: - Failures, cancels, the end
@@ -601,6 +620,7 @@ struct IncomingOffers {
         pushes = [:]
         offers = [:]
         contents = [:]
+        landing = [:]
         planQueue = []
         planning = nil
         return actions

@@ -29,7 +29,6 @@ actor BroadcastChunkReader {
     }
 
     private let rootPath: String
-    private let settledStatus: SettledFiles
     private let budgetBytes: Int
     /// Peers that will still ask for the chunks of batches not begun yet.
     private var activePeers: Int
@@ -45,9 +44,8 @@ actor BroadcastChunkReader {
 
     private(set) var chunksHashed = 0
 
-    init(rootPath: String, settledStatus: SettledFiles = SettledFiles(), peerCount: Int, budgetBytes: Int = 64 << 20) {
+    init(rootPath: String, peerCount: Int, budgetBytes: Int = 64 << 20) {
         self.rootPath = rootPath
-        self.settledStatus = settledStatus
         activePeers = peerCount
         self.budgetBytes = budgetBytes
     }
@@ -75,7 +73,8 @@ actor BroadcastChunkReader {
         }
     }
 
-    func payload(for key: Key, file: FileManifest, chunkOffset: UInt64) throws(Failure) -> ChunkPayload {
+    /// - Parameter settled: the status under which the scan vouched for the file's manifest, if it did.
+    func payload(for key: Key, file: FileManifest, chunkOffset: UInt64, settled: FileStatus?) throws(Failure) -> ChunkPayload {
         defer { release(key) }
         if let cached = cache[key] { return cached }
         let chunk = file.chunks[key.chunkIndex]
@@ -98,7 +97,7 @@ actor BroadcastChunkReader {
         guard bytes.count == Int(chunk.length) else { throw .sourceChanged(path: file.path) }
         // Hashing, where needed, runs in the sending job's prefetch, in parallel with the
         // encryption of the previous chunk.
-        if !isSettled(file.path, handle) {
+        if settled == nil || (try? handle.status()) != settled {
             chunksHashed += 1
             guard Blake2b.hash(bytes) == chunk.hash else { throw .sourceChanged(path: file.path) }
         }
@@ -110,12 +109,6 @@ actor BroadcastChunkReader {
             evictOverBudget()
         }
         return payload
-    }
-
-    /// True when the file, just read, still shows the status the scan vouched for.
-    private func isSettled(_ path: RelativePath, _ handle: ReadOnlyFile) -> Bool {
-        guard let settled = settledStatus[path], let status = try? handle.status() else { return false }
-        return status == settled
     }
 
     /// Forgets a peer's remaining demand (it failed or was cut).

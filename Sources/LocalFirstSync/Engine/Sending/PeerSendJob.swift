@@ -1,12 +1,14 @@
-/// Sends one push to one peer: its offers (the first waits for consent, the
-/// rest stream with a few outstanding), exactly the chunks each reply asks
-/// for, and the receipts — keeping that peer's ledger rows honest at every
-/// step. A failure here touches only this peer.
+/// Sends one push to one peer: its offers as the push is fed (the first
+/// waits for consent, the rest stream with a few outstanding), exactly the
+/// chunks each reply asks for, and the receipts — keeping that peer's ledger
+/// rows honest at every step. A failure here touches only this peer.
 ///
-/// Ledger rules: a content becomes `synced` only when every part of it in the
-/// push was receipted `stored`. Nothing this push fails to do (a decline, a
-/// refusal, a lost connection, a failed receipt) turns a row that was already
-/// `synced` into anything else: the peer still has what it verified before.
+/// Ledger rules: a content becomes `synced` only when every occurrence of it
+/// in the push sent so far was receipted `stored`; one that turns up again in
+/// a later offer goes back to `inFlight` until that one is receipted too.
+/// Nothing this push fails to do (a decline, a refusal, a lost connection, a
+/// failed receipt) turns a row that was already `synced` before the push into
+/// anything else: the peer still has what it verified before.
 actor PeerSendJob {
     let session: PeerSession
     let push: OutgoingPush
@@ -21,14 +23,16 @@ actor PeerSendJob {
 
     private var progress: TransferProgress
     private var summary: PeerTransferSummary
-    /// Contents split over several offers: parts not yet receipted `stored`.
-    /// Every other content is done with its one receipt. (Per-content tables of
-    /// the whole push would cost tens of megabytes at 200,000 files.)
-    private var partsLeft: [ContentID: Int]
+    /// Contents with receipts owed: how many, and whether the content was
+    /// already counted stored (an earlier occurrence of it was). Only contents
+    /// in flight are here — per-content tables of the whole push would cost
+    /// tens of megabytes at 200,000 files.
+    private var outstanding: [ContentID: (parts: Int, counted: Bool)] = [:]
     /// Receipts owed by offers sent and not yet received, with each content's size.
     private var owed: [ReceiptKey: UInt64] = [:]
     /// Offers `0 ..< launched` were sent.
     private var launched = 0
+    private var launchedOfferIDs: [UInt64] = []
     private var confirmed: [(content: ContentID, bytes: UInt64)] = []
     private var lastCommit = ContinuousClock.now
     /// Every offer was answered and every requested chunk sent (or the connection was cut).
@@ -39,7 +43,7 @@ actor PeerSendJob {
     private var locallyFailed: [ContentID: String] = [:]
     private var settled = Set<BroadcastChunkReader.Key>()
 
-    private typealias PlannedChunk = (key: BroadcastChunkReader.Key, file: FileManifest, offset: UInt64)
+    private typealias PlannedChunk = (key: BroadcastChunkReader.Key, file: FileManifest, offset: UInt64, settled: FileStatus?)
 
     private struct ReceiptKey: Hashable {
         let offerID: UInt64
@@ -54,16 +58,12 @@ actor PeerSendJob {
         self.store = store
         self.transfer = transfer
         self.replyTimeout = replyTimeout
-        progress = TransferProgress(assetsTotal: push.contentCount)
+        progress = TransferProgress()
         summary = PeerTransferSummary(peer: session.peer, state: .offering, assetsStored: 0, assetsFailed: 0, chunkBytesSent: 0, failures: [:])
-        partsLeft = push.splitContents
     }
 
     func run() async {
         publish(.offering)
-        for (asset, reason) in push.unofferable {
-            fail([asset.contentID], reason: "not offered: \(reason)")
-        }
         let (receipts, sink) = AsyncStream<WireMessage.Receipt>.makeStream()
         receiptSink = sink
         // Receipts are taken as they come, while later offers are still being sent.
@@ -77,15 +77,23 @@ actor PeerSendJob {
         // finishes the stream then).
         await consumer.value
         commitConfirmed()
-        await session.finishOutgoing(push.batches.map(\.offerID))
+        await session.finishOutgoing(launchedOfferIDs)
         // Whatever is still unresolved was cut off: offered but never receipted, or never offered.
         let lost = cut ?? "connection closed before the peer confirmed"
         fail(owed.keys.map(\.contentID), reason: lost)
-        for batch in push.batches[launched...] { fail(batch.assets.map(\.contentID), reason: lost) }
+        for index in launched..<push.batchCount {
+            if let batch = push.batch(index) { fail(batch.assets.map(\.contentID), reason: lost) }
+        }
         owed = [:]
+        for (asset, reason) in push.unofferable {
+            fail([asset.contentID], reason: "not offered: \(reason)")
+        }
+        progress.assetsTotal = push.contentCount
         summary.assetsFailed = summary.failures.count
         summary.state = summary.failures.isEmpty ? .completed : summary.state.isFinal ? summary.state
             : .failed(reason: summary.failures.values.sorted().first ?? lost)
+        // The scan stopped part-way: what it never reached was not sent.
+        if let failure = push.failure, case .completed = summary.state { summary.state = .failed(reason: failure) }
         publish(summary.state)
         transfer.finish(summary)
     }
@@ -99,24 +107,29 @@ actor PeerSendJob {
     /// connection was cut, or nil.
     private func offerAndSend(receipts: AsyncStream<WireMessage.Receipt>.Continuation) async -> String? {
         var replies: [Int: Task<Result<WireMessage.OfferReply, SyncError>, Never>] = [:]
+        /// Sends the offers up to `end` that are ready (the push may still be growing).
         func launch(upTo end: Int) {
-            while launched < min(end, push.batches.count) {
-                let offer = push.offer(launched)
+            while launched < end, push.isReady(launched), let offer = push.offer(launched), let batch = push.batch(launched) {
                 let contents = offer.assets.map(\.contentID)
                 try? store.record(.inFlight, for: contents, peer: peer.ledgerKey, unlessSynced: true)
                 // Owed from now on: receipts may arrive before this task hears the reply they follow.
-                for asset in offer.assets { owed[ReceiptKey(offerID: offer.offerID, contentID: asset.contentID)] = asset.contentSize }
+                for asset in offer.assets {
+                    owed[ReceiptKey(offerID: offer.offerID, contentID: asset.contentID)] = asset.contentSize
+                    expect(asset.contentID, repeated: batch.repeated.contains(asset.contentID))
+                }
+                progress.assetsTotal += offer.assets.count - batch.repeated.count
                 let session = session, timeout = replyTimeout
                 replies[launched] = Task { await session.offer(offer, receipts: receipts, timeout: timeout) }
+                launchedOfferIDs.append(offer.offerID)
                 launched += 1
             }
         }
-        // Consent first: nothing more is offered until the first offer is answered.
-        launch(upTo: 1)
-        for index in push.batches.indices {
+        var index = 0
+        while await push.ready(index) {
+            defer { index += 1 }
+            // Consent first: nothing more is offered until the first offer is answered.
             launch(upTo: index == 0 ? 1 : index + Self.offerWindow)
-            guard let reply = await replies.removeValue(forKey: index)?.value else { continue }
-            let batch = push.batches[index]
+            guard let reply = await replies.removeValue(forKey: index)?.value, let batch = push.batch(index) else { continue }
             switch reply {
             case let .failure(error):
                 if case .connectionFailed = error {
@@ -127,8 +140,7 @@ actor PeerSendJob {
                 let state: TransferState = if case let .declined(reason) = error { .declined(reason: reason) } else { .failed(reason: error.description) }
                 end(batch, state: state, reason: error.description)
                 if index == 0 {
-                    for later in push.batches.indices.dropFirst() { end(push.batches[later], state: state, reason: error.description) }
-                    await leave(atBatch: index, settled: [])
+                    await endPush(after: index, state: state, reason: error.description)
                     return nil
                 }
                 await skip(batch: index)
@@ -141,24 +153,48 @@ actor PeerSendJob {
                 // A declined push is declined whole, as is a refused first offer (the push is refused);
                 // a later refusal (no room, say) is news about that offer only.
                 if index == 0 || declined {
-                    for later in (index + 1)..<push.batches.count { end(push.batches[later], state: state, reason: ledgerReason) }
-                    await leave(atBatch: index, settled: [])
                     for task in replies.values { _ = await task.value }
+                    await endPush(after: index, state: state, reason: ledgerReason)
                     return nil
                 }
                 await skip(batch: index)
             case let .success(answer):
-                if let cut = await send(answer.needed, of: index) { return cut }
+                if let cut = await send(answer.needed, of: batch, at: index) { return cut }
             }
         }
         return nil
     }
 
+    /// The push ends for this peer at batch `index`: every later batch, fed so
+    /// far or still to come, ends unsent with the same state.
+    private func endPush(after index: Int, state: TransferState, reason: String) async {
+        await leave(atBatch: index, settled: [])
+        var later = index + 1
+        while await push.ready(later) {
+            if let batch = push.batch(later) { end(batch, state: state, reason: reason) }
+            later += 1
+        }
+    }
+
+    /// Notes a receipt owed for `content`. Its first occurrence in the push is
+    /// counted when stored; a repeat of a content already stored and counted
+    /// sets its row back to `inFlight` until this occurrence is stored as well.
+    private func expect(_ content: ContentID, repeated: Bool) {
+        if var entry = outstanding[content] {
+            entry.parts += 1
+            outstanding[content] = entry
+        } else if repeated, summary.failures[content] == nil {
+            outstanding[content] = (1, counted: true)
+            try? store.record(.inFlight, for: [content], peer: peer.ledgerKey)
+        } else {
+            outstanding[content] = (1, counted: false)
+        }
+    }
+
     /// Sends the chunks a reply asked for, in order, reading each once for all
     /// peers; a chunk whose source changed fails its asset here, and the offer
     /// is cancelled so the receiver stops waiting for the rest of it.
-    private func send(_ needed: [WireMessage.NeededChunks], of index: Int) async -> String? {
-        let batch = push.batches[index]
+    private func send(_ needed: [WireMessage.NeededChunks], of batch: OutgoingPush.Batch, at index: Int) async -> String? {
         let byID = Dictionary(batch.assets.map { ($0.contentID, $0) }, uniquingKeysWith: { first, _ in first })
         var plan: [PlannedChunk] = []
         for entry in needed {
@@ -168,7 +204,7 @@ actor PeerSendJob {
                 let offsets = manifest.chunks.reduce(into: [UInt64(0)]) { $0.append($0[$0.count - 1] + UInt64($1.length)) }
                 for chunkIndex in file.chunks where Int(chunkIndex) < manifest.chunks.count {
                     plan.append((.init(contentID: entry.contentID, fileIndex: Int(file.fileIndex), chunkIndex: Int(chunkIndex)),
-                                 manifest, offsets[Int(chunkIndex)]))
+                                 manifest, offsets[Int(chunkIndex)], batch.settled[manifest.path]))
                     progress.bytesTotal += UInt64(manifest.chunks[Int(chunkIndex)].length)
                 }
             }
@@ -231,10 +267,10 @@ actor PeerSendJob {
             await reader.abandon([item.key])
             return nil
         }
-        let reader = reader, key = item.key, file = item.file, offset = item.offset
+        let reader = reader, key = item.key, file = item.file, offset = item.offset, settled = item.settled
         return Task {
             do throws(BroadcastChunkReader.Failure) {
-                return .success(try await reader.payload(for: key, file: file, chunkOffset: offset))
+                return .success(try await reader.payload(for: key, file: file, chunkOffset: offset, settled: settled))
             } catch {
                 return .failure(error)
             }
@@ -271,16 +307,24 @@ actor PeerSendJob {
         switch receipt.outcome {
         case .stored:
             let content = receipt.contentID
-            if let left = partsLeft[content], left > 1 {
-                partsLeft[content] = left - 1
-            } else if summary.failures[content] == nil {
-                partsLeft[content] = nil
-                confirmed.append((content, size))
-                summary.assetsStored += 1
+            guard var entry = outstanding[content] else { break }
+            entry.parts -= 1
+            if entry.parts > 0 {
+                outstanding[content] = entry
+            } else {
+                outstanding[content] = nil
+                if summary.failures[content] == nil {
+                    confirmed.append((content, size))
+                    if !entry.counted { summary.assetsStored += 1 }
+                }
             }
             if confirmed.count >= 512 || ContinuousClock.now - lastCommit > .seconds(1) { commitConfirmed() }
         case let .failed(reason):
             fail([receipt.contentID], reason: reason)
+            if var entry = outstanding[receipt.contentID] {
+                entry.parts -= 1
+                outstanding[receipt.contentID] = entry.parts > 0 ? entry : nil
+            }
         }
         publish(.transferring)
         if owed.isEmpty, allOffered { receiptSink?.finish() }
@@ -299,6 +343,11 @@ actor PeerSendJob {
         for content in contents where summary.failures[content] == nil {
             summary.failures[content] = reason
             fresh.append(content)
+            // An earlier occurrence was counted stored; the content as a whole is not.
+            if outstanding[content]?.counted == true {
+                outstanding[content]?.counted = false
+                summary.assetsStored -= 1
+            }
         }
         try? store.record(.failed, for: fresh, peer: peer.ledgerKey, reason: reason, unlessSynced: true)
     }

@@ -1,0 +1,118 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import LFSyncFixtures
+@testable import LocalFirstSync
+
+/// A push offered while its library is still being hashed: the scan hands
+/// over whole folders in order, the push feeds offers as they come, and a
+/// content found again in a later folder still crosses once and is counted
+/// synced only when every copy of it is in place.
+@Suite(.timeLimit(.minutes(2))) struct StreamingPushTests {
+    /// Folders `dir0 … dir{n-1}` of small distinct files, plus copies of one photo far apart.
+    static func writeLibrary(at root: URL, folders: Int = 8, filesPerFolder: Int = 3) throws -> [UInt8] {
+        var random = SplitMix64(seed: 11)
+        for folder in 0..<folders {
+            for file in 0..<filesPerFolder {
+                try TestSupport.write(random.bytes(2_000 + 37 * file + folder), to: root.appendingPathComponent("dir\(folder)/f\(file).bin"))
+            }
+        }
+        let photo = random.bytes(150_000)
+        for path in ["dir0/IMG_1.JPG", "dir\(folders - 1)/IMG_1 copy.JPG", "zz/late/IMG_1.JPG"] {
+            try TestSupport.write(photo, to: root.appendingPathComponent(path))
+        }
+        return photo
+    }
+
+    @Test func segmentsAreWholeFoldersInOrderAndAddUpToThePlainScan() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            _ = try Self.writeLibrary(at: root)
+            let plain = try await LibraryScanner(root: root).scan()
+            let events = Mutex<[String]>([])
+            let segments = Mutex<[ScanSegment]>([])
+            let streamed = try await LibraryScanner(root: root).scan(
+                segmentFiles: 4,
+                walked: { files, bytes in events.withLock { $0.append("walked \(files) \(bytes)") } },
+                segment: { segment in
+                    events.withLock { $0.append("segment") }
+                    segments.withLock { $0.append(segment) }
+                })
+            let delivered = segments.withLock { $0 }
+            let log = events.withLock { $0 }
+            #expect(log.first == "walked \(plain.statistics.files) \(plain.statistics.bytes)")
+            #expect(log.dropFirst().allSatisfy { $0 == "segment" })
+            #expect(delivered.count > 2, "a library of 10 folders in segments of about 4 files")
+            // No folder is split between segments, and each comes once.
+            var seenFolders = Set<RelativePath>()
+            for segment in delivered {
+                let folders = Set(segment.assets.flatMap { $0.files.map(\.manifest.path.directory) })
+                #expect(seenFolders.isDisjoint(with: folders))
+                seenFolders.formUnion(folders)
+            }
+            // The same assets, and the same settled files, as one plain scan.
+            let streamedAssets = delivered.flatMap(\.assets).map { "\($0.contentID.hex) \($0.primaryPath)" }.sorted()
+            #expect(streamedAssets == plain.assets.map { "\($0.contentID.hex) \($0.primaryPath)" }.sorted())
+            #expect(delivered.reduce(0) { $0 + $1.settled.count } == plain.settledStatus.count)
+            #expect(streamed.assets.isEmpty && streamed.statistics.files == plain.statistics.files)
+        }
+    }
+
+    @Test func anOfferIsReadyOnlyOnceItsSuccessorExistsOrTheFeedEnds() async throws {
+        let push = OutgoingPush(offerIDs: OfferIDSource())
+        push.setTotals(files: 3, bytes: 30)
+        let a = try Self.asset("a.bin", [1]), b = try Self.asset("b.bin", [2])
+        let copy = try Self.asset("later/a.bin", [1])
+        push.append(ScanSegment(assets: [a], settled: SettledFiles()))
+        #expect(!push.isReady(0), "offer 0 cannot say whether it is the last yet")
+        push.append(ScanSegment(assets: [b, copy], settled: SettledFiles()))
+        #expect(push.isReady(0) && !push.isReady(1))
+        #expect(await push.ready(0))
+        #expect(push.offer(0)?.push.isLast == false)
+        #expect(push.offer(0)?.push.fileCount == 3)
+        // The copy found later is the same content again: marked, so the sender waits for both.
+        #expect(push.batch(1)?.repeated == [a.contentID])
+        let waiting = Task { await push.ready(1) }
+        push.finish()
+        #expect(await waiting.value)
+        #expect(push.offer(1)?.push.isLast == true)
+        #expect(await push.ready(2) == false)
+        #expect(push.contentCount == 2)
+        #expect(push.offer(1)?.push.pushID == push.offer(0)?.offerID)
+    }
+
+    @Test func aPushOfNothingIsOneEmptyLastOffer() async {
+        let push = OutgoingPush(offerIDs: OfferIDSource())
+        push.finish()
+        #expect(await push.ready(0))
+        let offer = push.offer(0)
+        #expect(offer?.assets.isEmpty == true && offer?.push.isLast == true)
+    }
+
+    @Test func copiesInLaterSegmentsCrossOnceAndAreSyncedOnceEveryCopyIsIn() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let (laptop, receivers) = try await LocalSyncTests.household(root, receivers: 1)
+            let nas = receivers[0]
+            let photo = try Self.writeLibrary(at: laptop.library, folders: 12)
+            let push = try await laptop.sync.push(library: laptop.library, cache: laptop.scanCache, chunkIndex: laptop.chunkIndex,
+                                                  segmentFiles: 4)
+            let summary = try #require(await push.transfer.waitUntilCompleted().first)
+            let scan = try await push.scan.value.get()
+            #expect(summary.state == .completed, "\(summary.failures)")
+            let assets = try await laptop.scan()
+            let contents = Set(assets.map(\.contentID))
+            #expect(push.contentCount == contents.count)
+            #expect(summary.assetsStored == contents.count, "each content counted once, however many copies")
+            #expect(scan.statistics.files == 12 * 3 + 3)
+            #expect(try EngineHarness.tree(nas.library) == EngineHarness.tree(laptop.library))
+            let distinct = assets.filter { $0.primaryPath.name != "IMG_1 copy.JPG" && $0.primaryPath.directory != "zz/late" }
+                .reduce(UInt64(0)) { $0 + $1.totalSize }
+            #expect(summary.chunkBytesSent <= distinct, "the photo's copies crossed again: \(summary.chunkBytesSent) > \(distinct)")
+            #expect(UInt64(photo.count) < distinct)
+            for asset in assets { #expect(try laptop.state(of: asset, for: nas) == .synced) }
+        }
+    }
+
+    static func asset(_ path: String, _ bytes: [UInt8]) throws -> Asset {
+        Asset(files: [Asset.File(role: .primary, manifest: FileManifest(path: RelativePath(path), contents: bytes))])
+    }
+}
