@@ -7,8 +7,9 @@ APT_PACKAGES := pkg-config libsodium-dev libzstd-dev libsqlite3-dev libavahi-com
 # The lab runs its own avahi-daemon and D-Bus inside network namespaces, and
 # drops packets with nftables where the kernel has no netem.
 LAB_PACKAGES := avahi-daemon dbus iproute2 jq nftables
-# The benchmarks compare against rsync, over ssh and as a daemon.
-BENCH_PACKAGES := rsync openssh-server openssh-client time
+# The benchmarks compare against rsync, over ssh and as a daemon, with every receiver
+# writing to a fresh ext4 (e2fsprogs) on a loop device.
+BENCH_PACKAGES := rsync openssh-server openssh-client time e2fsprogs
 # The CLI tests exercise the man page and the completion scripts in real tools and shells;
 # the copy tests make an XFS file system in a loop file to see reflinks.
 TEST_PACKAGES := mandoc groff-base man-db bash-completion zsh fish xfsprogs

@@ -16,6 +16,14 @@ public enum MediaType: Sendable, Hashable {
         }
     }
 
+    /// Stills and videos: the kinds whose files are searched for a Live Photo identifier.
+    public var mayCarryContentIdentifier: Bool {
+        switch self {
+        case .stillImage, .video: true
+        case .raw, .sidecar, .other: false
+        }
+    }
+
     /// The text after the last dot of the last path component, lowercased; "" when none.
     /// Asked once per file scanned or received, so the usual case — a short
     /// ASCII extension — is found and lowercased on the bytes, from the end.

@@ -53,6 +53,13 @@ public struct Blake2b: ~Copyable {
             base.assumingMemoryBound(to: UInt8.self), UInt64(buffer.count))
     }
 
+    /// Becomes a copy of `other`'s state, as if it had been fed the same bytes.
+    /// - Precondition: both were made with the same output length and key.
+    mutating func copyState(from other: borrowing Blake2b) {
+        precondition(outputLength == other.outputLength && key == other.key)
+        state.copyMemory(from: other.state, byteCount: crypto_generichash_statebytes())
+    }
+
     public mutating func update(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { update($0) }
     }

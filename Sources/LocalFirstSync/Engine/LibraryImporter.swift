@@ -274,7 +274,7 @@ public final class LibraryImporter: Sendable {
                 var manifest = order.asset.placements[position.placement].files[position.file].manifest
                 manifest.path = path.relativePath
                 manifest.modificationTimeNs = status.modificationTimeNs
-                let identifier = AppleContentIdentifierReader.contentIdentifier(ofFileAtPath: absolute)
+                let identifier = stagedFile.embeddedIdentifier.forFile(atPath: path.string, readingIfUnknown: absolute)
                 // The bytes were verified against the file hash before they were renamed in.
                 records.append(IndexedFile(manifest: manifest, inode: status.inode, contentIdentifier: identifier,
                                            changeTimeNs: status.changeTimeNs, chunkListVerified: stagedFile.chunkListVerified))

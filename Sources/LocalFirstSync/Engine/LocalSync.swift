@@ -361,6 +361,7 @@ public actor LocalSync {
         }
         let transfer = OutgoingTransfer(peerCount: targets.count + missing.count)
         for peer in missing {
+            let consumer = push.addConsumer()
             Task {
                 // What the push will hold is known once it is fed whole.
                 var index = 0
@@ -368,7 +369,9 @@ public actor LocalSync {
                 while await push.ready(index) {
                     for asset in push.batch(index)?.assets ?? [] { failures[asset.contentID] = "not connected" }
                     index += 1
+                    push.advance(consumer, to: index)
                 }
+                push.advance(consumer, to: .max)
                 let summary = PeerTransferSummary(peer: peer, state: .failed(reason: "not connected"), assetsStored: 0,
                                                   assetsFailed: push.contentCount, chunkBytesSent: 0, failures: failures)
                 transfer.publish(TransferUpdate(peer: peer, progress: TransferProgress(assetsTotal: push.contentCount), state: summary.state))
@@ -378,14 +381,15 @@ public actor LocalSync {
         // Every chunk is read (and, unless settled, hashed) once for all peers: demand is
         // registered per batch for every peer still sending, and each peer drops what it doesn't need.
         let reader = BroadcastChunkReader(rootPath: library.standardizedFileURL.path, peerCount: targets.count)
+        let consumers = targets.map { _ in push.addConsumer() }
         let store = store
         let timeout = configuration.offerReplyTimeout
         Task {
             await withTaskGroup(of: Void.self) { group in
-                for session in targets {
+                for (session, consumer) in zip(targets, consumers) {
                     group.addTask {
                         await PeerSendJob(
-                            session: session, push: push, reader: reader, store: store,
+                            session: session, push: push, consumer: consumer, reader: reader, store: store,
                             transfer: transfer, replyTimeout: timeout
                         ).run()
                     }

@@ -122,4 +122,27 @@ import Testing
         }
         #expect(offset == data.count)
     }
+
+    /// One hasher reused file after file (as each scan worker does): a file of
+    /// one chunk takes its file hash from the chunk's, a file of many hashes
+    /// its first chunk once for both, and neither leaks into the next file.
+    @Test func aReusedHasherMatchesIndependentHashesForEverySize() {
+        var hasher = ChunkingHasher()
+        for (size, seed) in [(3 << 20, 1), (10_000, 2), (0, 3), (64 << 10, 4), (1 << 20 + 1, 5), (1, 6)] as [(Int, UInt64)] {
+            let data = Self.randomBytes(size, seed: seed)
+            data.withUnsafeBytes { all in
+                var offset = 0
+                while offset < all.count {
+                    let end = min(all.count, offset + 100_000)
+                    hasher.update(UnsafeRawBufferPointer(rebasing: all[offset..<end]))
+                    offset = end
+                }
+            }
+            let (fileHash, chunks) = hasher.finishAndReset()
+            #expect(fileHash == Blake2b.hash(data), "size \(size)")
+            #expect(chunks.map { Int($0.length) } == FastCDC.chunkLengths(of: data), "size \(size)")
+            if chunks.count == 1 { #expect(chunks[0].hash == fileHash) }
+            #expect(size > 0 || chunks.isEmpty)
+        }
+    }
 }

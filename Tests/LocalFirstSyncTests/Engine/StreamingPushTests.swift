@@ -80,6 +80,21 @@ import Testing
         #expect(push.offer(1)?.push.pushID == push.offer(0)?.offerID)
     }
 
+    @Test func aBatchIsDroppedOnceEveryPeerHasGonePastIt() throws {
+        let push = OutgoingPush(offerIDs: OfferIDSource())
+        let fast = push.addConsumer(), slow = push.addConsumer()
+        push.append(ScanSegment(assets: [try Self.asset("a.bin", [1])], settled: SettledFiles()))
+        push.append(ScanSegment(assets: [try Self.asset("b.bin", [2])], settled: SettledFiles()))
+        push.finish()
+        push.advance(fast, to: 2)
+        #expect(push.batch(0) != nil, "the slow peer still needs it")
+        push.advance(slow, to: 1)
+        #expect(push.batch(0) == nil && push.batch(1) != nil)
+        #expect(push.offer(1)?.push.pushID != nil, "the push keeps its ID when its first batch is gone")
+        push.advance(slow, to: .max)
+        #expect(push.batch(1) == nil && push.batchCount == 2)
+    }
+
     @Test func aPushOfNothingIsOneEmptyLastOffer() async {
         let push = OutgoingPush(offerIDs: OfferIDSource())
         push.finish()

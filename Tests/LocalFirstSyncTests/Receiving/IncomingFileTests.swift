@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import LFSyncFixtures
 @testable import LocalFirstSync
 
 @Suite("Receiving: incoming files")
@@ -377,6 +378,26 @@ struct IncomingFileTests {
             #expect(file.presentChunks.isComplete)
             _ = try file.finish()
             try restarted.removePartial(fileHash: manifest.fileHash)
+        }
+    }
+
+    /// A one-chunk file passes through memory whole: its Live Photo identifier is
+    /// read there (and counts only at a still or video name), a larger file's is left
+    /// to be read from disk.
+    @Test func aOneChunkFilesIdentifierIsReadFromItsBytes() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let setup = try ReceivingFixtures.setUp(in: root)
+            let still = MediaFixtures.liveStillJPEG(identifier: MediaFixtures.identifier)
+            let manifest = ReceivingFixtures.manifest(still, chunkLengths: [still.count], path: "IMG_0001.JPG")
+            let staged = try ReceivingFixtures.stage(still, manifest, in: setup.staging)
+            #expect(staged.embeddedIdentifier == .known(MediaFixtures.identifier))
+            #expect(staged.embeddedIdentifier.forFile(atPath: "a/IMG_0001.JPG", readingIfUnknown: "/nonexistent") == MediaFixtures.identifier)
+            #expect(staged.embeddedIdentifier.forFile(atPath: "a/IMG_0001.bin", readingIfUnknown: "/nonexistent") == nil)
+            #expect(try staged.duplicate().embeddedIdentifier == staged.embeddedIdentifier)
+
+            let bytes = ReceivingFixtures.data(3_000, seed: 4)
+            let split = ReceivingFixtures.manifest(bytes, chunkLengths: [1_000, 2_000], path: "IMG_0002.JPG")
+            #expect(try ReceivingFixtures.stage(bytes, split, in: setup.staging).embeddedIdentifier == .unknown)
         }
     }
 }

@@ -96,8 +96,14 @@ struct ReceiverSymlinkTests {
             let bytes = F.data(100, seed: 3)
             let file = try IncomingFile.prepare(in: setup.staging, manifest: F.manifest(bytes, chunkLengths: [100]))
             try file.write(chunkAt: 0, bytes: bytes)
-            let partial = setup.stagingURL.appendingPathComponent(Blake2b.hash(bytes).hex + ".partial")
-            #expect(try FileManager.default.attributesOfItem(atPath: partial.path)[.posixPermissions] as? Int == 0o600)
+            // A one-chunk file is staged directly under a private name, a larger one as
+            // `<hash>.partial`: whichever names exist, each must be private to the owner.
+            let staged = try FileManager.default.contentsOfDirectory(atPath: setup.stagingURL.path)
+            #expect(staged.count == 1)
+            for name in staged {
+                let path = setup.stagingURL.appendingPathComponent(name).path
+                #expect(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int == 0o600)
+            }
         }
     }
 
@@ -105,13 +111,14 @@ struct ReceiverSymlinkTests {
         try await TestSupport.withTemporaryDirectory { root in
             let setup = try F.setUp(in: root)
             let bytes = F.data(4096, seed: 4)
-            let manifest = F.manifest(bytes, chunkLengths: [4096])
+            // Two chunks: only files of more than one chunk are staged as `<hash>.partial`.
+            let manifest = F.manifest(bytes, chunkLengths: [2048, 2048])
             let target = setup.outside.appendingPathComponent("victim")
             try F.write([9, 9, 9], to: target)
             try F.symlink(setup.stagingURL.appendingPathComponent(manifest.fileHash.hex + ".partial"), to: target)
 
             let file = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
-            try file.write(chunkAt: 0, bytes: bytes)
+            for index in 0..<2 { try file.write(chunkAt: index, bytes: F.chunk(index, of: bytes, manifest)) }
             _ = try file.finish()
             #expect(try F.read(target) == [9, 9, 9])
         }
@@ -121,13 +128,13 @@ struct ReceiverSymlinkTests {
         try await TestSupport.withTemporaryDirectory { root in
             let setup = try F.setUp(in: root)
             let bytes = F.data(4096, seed: 5)
-            let manifest = F.manifest(bytes, chunkLengths: [4096])
+            let manifest = F.manifest(bytes, chunkLengths: [2048, 2048])
             let victim = setup.library.appendingPathComponent("victim.bin")
             try F.write(Array(repeating: 7, count: 4096), to: victim)
             try FileManager.default.linkItem(at: victim, to: setup.stagingURL.appendingPathComponent(manifest.fileHash.hex + ".partial"))
 
             let file = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
-            try file.write(chunkAt: 0, bytes: bytes)
+            for index in 0..<2 { try file.write(chunkAt: index, bytes: F.chunk(index, of: bytes, manifest)) }
             #expect(try F.read(victim) == Array(repeating: 7, count: 4096))
         }
     }

@@ -14,13 +14,20 @@ public struct ChunkingHasher: ~Copyable {
 
     public mutating func update(_ buffer: UnsafeRawBufferPointer) {
         guard buffer.count > 0 else { return }
-        fileHasher.update(buffer)
         totalLength += UInt64(buffer.count)
         var start = 0
         var cuts: [Int] = []
         chunker.scan(buffer) { cuts.append($0) }
+        if !inFirstChunk { fileHasher.update(buffer) }
         for end in cuts {
             chunkHasher.update(UnsafeRawBufferPointer(rebasing: buffer[start..<end]))
+            if inFirstChunk {
+                // Until the first cut the file hash and the chunk hash have seen the same bytes:
+                // the file hasher takes the chunk hasher's state instead of hashing them again.
+                fileHasher.copyState(from: chunkHasher)
+                fileHasher.update(UnsafeRawBufferPointer(rebasing: buffer[end...]))
+                inFirstChunk = false
+            }
             let length = chunkLengthSoFar + (end - start)
             chunks.append(ChunkRef(length: UInt32(length), hash: chunkHasher.finalizeHashAndReset()))
             chunkLengthSoFar = 0
@@ -29,6 +36,11 @@ public struct ChunkingHasher: ~Copyable {
         chunkHasher.update(UnsafeRawBufferPointer(rebasing: buffer[start...]))
         chunkLengthSoFar += buffer.count - start
     }
+
+    /// No cut yet: the file hasher has been fed nothing, the chunk hasher everything.
+    /// A file of one chunk — every file under the minimum chunk size, most of a photo
+    /// library's files — is hashed once, not twice: its file hash is its chunk's.
+    private var inFirstChunk = true
 
     private var chunkLengthSoFar = 0
 
@@ -43,10 +55,17 @@ public struct ChunkingHasher: ~Copyable {
     /// between files that stay, fragments into tens of megabytes no later
     /// allocation fits.
     public mutating func finishAndReset() -> (fileHash: Hash256, chunks: [ChunkRef]) {
-        if chunker.finish() || chunkLengthSoFar > 0 {
-            chunks.append(ChunkRef(length: UInt32(chunkLengthSoFar), hash: chunkHasher.finalizeHashAndReset()))
+        let pending = chunker.finish() || chunkLengthSoFar > 0
+        let result: (fileHash: Hash256, chunks: [ChunkRef])
+        if inFirstChunk {
+            let hash = chunkHasher.finalizeHashAndReset()
+            if pending { chunks.append(ChunkRef(length: UInt32(chunkLengthSoFar), hash: hash)) }
+            result = (hash, chunks)
+        } else {
+            if pending { chunks.append(ChunkRef(length: UInt32(chunkLengthSoFar), hash: chunkHasher.finalizeHashAndReset())) }
+            result = (fileHasher.finalizeHashAndReset(), chunks)
         }
-        let result = (fileHasher.finalizeHashAndReset(), chunks)
+        inFirstChunk = true
         chunker = FastCDC(configuration: chunker.configuration)
         chunks = []
         totalLength = 0

@@ -23,14 +23,19 @@ public enum AppleContentIdentifierReader {
     /// The same for a path given as it is on disk (no `URL` round trip, whose
     /// normalisation rules are not ours to rely on).
     public static func contentIdentifier(ofFileAtPath path: String) -> String? {
-        switch MediaType(path: path) {
-        case .stillImage, .video: break
-        case .raw, .sidecar, .other: return nil
-        }
+        guard MediaType(path: path).mayCarryContentIdentifier else { return nil }
         guard let file = try? ReadOnlyFile(path: path, nonBlocking: true),
               (try? file.status())?.kind == .regular,
               let source = try? FileMediaSource(file: file) else { return nil }
         return try? contentIdentifier(in: source, format: nil)
+    }
+
+    /// The identifier in a whole file's bytes as a file at `path` would have
+    /// it (nil for a name that is not a still image or video): what a receiver
+    /// that had the file in memory whole records, instead of reading it again.
+    public static func contentIdentifier(path: String, wholeFile bytes: [UInt8]) -> String? {
+        guard MediaType(path: path).mayCarryContentIdentifier else { return nil }
+        return try? contentIdentifier(in: bytes, format: nil)
     }
 
     /// The identifier in a whole file's `bytes`; nil when the format is not

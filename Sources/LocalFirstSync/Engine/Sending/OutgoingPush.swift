@@ -31,8 +31,15 @@ final class OutgoingPush: Sendable {
     }
 
     private struct State {
-        var batches: [Batch] = []
+        /// Nil once every consumer has gone past it: a push of 200,000 files
+        /// holds only the offers in flight, not the whole library's manifests.
+        var batches: [Batch?] = []
+        var pushID: UInt64?
         var finished = false
+        /// Per consumer (a peer's send job), the first batch it still needs.
+        var cursors: [Int] = []
+        /// Batches `0 ..< released` are dropped.
+        var released = 0
         /// Files and bytes for every offer's push header, known once the scan has walked.
         var fileCount: UInt64 = 0
         var byteCount: UInt64 = 0
@@ -42,6 +49,11 @@ final class OutgoingPush: Sendable {
         /// Why the feed ended early (the scan failed), if it did.
         var failure: String?
         var waiters: [(index: Int, continuation: CheckedContinuation<Void, Never>)] = []
+
+        mutating func append(_ batch: Batch) {
+            if pushID == nil { pushID = batch.offerID }
+            batches.append(batch)
+        }
     }
 
     private let state = Mutex(State())
@@ -85,7 +97,7 @@ final class OutgoingPush: Sendable {
             for assets in cut.batches {
                 var repeated = Set<ContentID>()
                 for asset in assets where !state.seen.insert(asset.contentID).inserted { repeated.insert(asset.contentID) }
-                state.batches.append(Batch(offerID: offerIDs.next(), assets: assets, repeated: repeated, settled: settled))
+                state.append(Batch(offerID: offerIDs.next(), assets: assets, repeated: repeated, settled: settled))
             }
             for (asset, _) in cut.unofferable { state.seen.insert(asset.contentID) }
             state.unofferable += cut.unofferable
@@ -101,7 +113,7 @@ final class OutgoingPush: Sendable {
         let woken = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             guard !state.finished else { return [] }
             if state.batches.isEmpty {
-                state.batches.append(Batch(offerID: offerIDs.next(), assets: [], repeated: [], settled: SettledFiles()))
+                state.append(Batch(offerID: offerIDs.next(), assets: [], repeated: [], settled: SettledFiles()))
             }
             state.finished = true
             state.failure = failure
@@ -119,6 +131,28 @@ final class OutgoingPush: Sendable {
     }
 
     // MARK: - Taking
+
+    /// Registers a consumer that will take the batches from the first on;
+    /// each batch is kept until every consumer has gone past it (`advance`).
+    func addConsumer() -> Int {
+        state.withLock { state in
+            state.cursors.append(state.released)
+            return state.cursors.count - 1
+        }
+    }
+
+    /// Consumer `consumer` needs no batch before `index` any more (`Int.max`: none at all).
+    func advance(_ consumer: Int, to index: Int) {
+        state.withLock { state in
+            guard consumer < state.cursors.count, index > state.cursors[consumer] else { return }
+            state.cursors[consumer] = index
+            let keep = min(state.cursors.min() ?? 0, state.batches.count)
+            while state.released < keep {
+                state.batches[state.released] = nil
+                state.released += 1
+            }
+        }
+    }
 
     /// Waits until offer `index` can be sent — the next batch exists, or the
     /// feed has finished. False when there is no batch `index`.
@@ -147,7 +181,7 @@ final class OutgoingPush: Sendable {
     /// Batches known so far.
     var batchCount: Int { state.withLock { $0.batches.count } }
 
-    var pushID: UInt64? { state.withLock { $0.batches.first?.offerID } }
+    var pushID: UInt64? { state.withLock { $0.pushID } }
 
     var isFinished: Bool { state.withLock { $0.finished } }
 
@@ -166,11 +200,11 @@ final class OutgoingPush: Sendable {
     /// Call after `ready(index)` said true.
     func offer(_ index: Int) -> WireMessage.Offer? {
         state.withLock { state in
-            guard index < state.batches.count else { return nil }
+            guard index < state.batches.count, let batch = state.batches[index], let pushID = state.pushID else { return nil }
             let header = WireMessage.PushHeader(
-                pushID: state.batches[0].offerID, isLast: state.finished && index == state.batches.count - 1,
+                pushID: pushID, isLast: state.finished && index == state.batches.count - 1,
                 fileCount: state.fileCount, byteCount: state.byteCount)
-            return WireMessage.Offer(offerID: state.batches[index].offerID, push: header, assets: state.batches[index].assets)
+            return WireMessage.Offer(offerID: batch.offerID, push: header, assets: batch.assets)
         }
     }
 

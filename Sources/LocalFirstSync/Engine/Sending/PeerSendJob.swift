@@ -12,6 +12,8 @@
 actor PeerSendJob {
     let session: PeerSession
     let push: OutgoingPush
+    /// This job's consumer number in `push`: batches it has gone past can be dropped.
+    let consumer: Int
     let reader: BroadcastChunkReader
     let store: SyncStateStore
     let transfer: OutgoingTransfer
@@ -50,10 +52,11 @@ actor PeerSendJob {
         let contentID: ContentID
     }
 
-    init(session: PeerSession, push: OutgoingPush, reader: BroadcastChunkReader, store: SyncStateStore,
+    init(session: PeerSession, push: OutgoingPush, consumer: Int, reader: BroadcastChunkReader, store: SyncStateStore,
          transfer: OutgoingTransfer, replyTimeout: Duration) {
         self.session = session
         self.push = push
+        self.consumer = consumer
         self.reader = reader
         self.store = store
         self.transfer = transfer
@@ -67,7 +70,7 @@ actor PeerSendJob {
         let (receipts, sink) = AsyncStream<WireMessage.Receipt>.makeStream()
         receiptSink = sink
         // Receipts are taken as they come, while later offers are still being sent.
-        let consumer = Task { await self.consume(receipts) }
+        let receiving = Task { await self.consume(receipts) }
 
         let cut = await offerAndSend(receipts: sink)
 
@@ -75,7 +78,7 @@ actor PeerSendJob {
         if owed.isEmpty || cut != nil { sink.finish() }
         // Ends when the last owed receipt is in, or when the connection closes (the session
         // finishes the stream then).
-        await consumer.value
+        await receiving.value
         commitConfirmed()
         await session.finishOutgoing(launchedOfferIDs)
         // Whatever is still unresolved was cut off: offered but never receipted, or never offered.
@@ -88,6 +91,7 @@ actor PeerSendJob {
         for (asset, reason) in push.unofferable {
             fail([asset.contentID], reason: "not offered: \(reason)")
         }
+        push.advance(consumer, to: .max)
         progress.assetsTotal = push.contentCount
         summary.assetsFailed = summary.failures.count
         summary.state = summary.failures.isEmpty ? .completed : summary.state.isFinal ? summary.state
@@ -98,10 +102,20 @@ actor PeerSendJob {
         transfer.finish(summary)
     }
 
+    /// A change of state is published at once; progress within a state at most
+    /// every `progressInterval` (a push of 20,000 small files would otherwise
+    /// publish 40,000 updates — one per chunk and per receipt — for a progress
+    /// bar redrawn a few times a second).
     private func publish(_ state: TransferState) {
         progress.assetsDone = summary.assetsStored + summary.failures.count
+        let now = ContinuousClock.now
+        guard state != lastPublished.state || now - lastPublished.at >= Self.progressInterval else { return }
+        lastPublished = (state, now)
         transfer.publish(TransferUpdate(peer: peer, progress: progress, state: state))
     }
+
+    static let progressInterval: Duration = .milliseconds(50)
+    private var lastPublished: (state: TransferState?, at: ContinuousClock.Instant) = (nil, .now)
 
     /// Offers every batch and sends what each reply asks for. Returns why the
     /// connection was cut, or nil.
@@ -126,7 +140,10 @@ actor PeerSendJob {
         }
         var index = 0
         while await push.ready(index) {
-            defer { index += 1 }
+            defer {
+                index += 1
+                push.advance(consumer, to: index)
+            }
             // Consent first: nothing more is offered until the first offer is answered.
             launch(upTo: index == 0 ? 1 : index + Self.offerWindow)
             guard let reply = await replies.removeValue(forKey: index)?.value, let batch = push.batch(index) else { continue }

@@ -16,14 +16,18 @@ public struct StagedFile: Sendable, CustomStringConvertible {
     /// False when the bytes were proven by the file hash alone, so the chunk
     /// list they came with is the peer's word (see `IncomingFile.everyChunkVerified`).
     public let chunkListVerified: Bool
+    /// See `EmbeddedIdentifier`.
+    public let embeddedIdentifier: EmbeddedIdentifier
     let staging: StagingArea
     /// Name inside the staging directory.
     let name: String
 
-    init(fileHash: Hash256, size: UInt64, chunkListVerified: Bool = true, staging: StagingArea, name: String) {
+    init(fileHash: Hash256, size: UInt64, chunkListVerified: Bool = true, embeddedIdentifier: EmbeddedIdentifier = .unknown,
+         staging: StagingArea, name: String) {
         self.fileHash = fileHash
         self.size = size
         self.chunkListVerified = chunkListVerified
+        self.embeddedIdentifier = embeddedIdentifier
         self.staging = staging
         self.name = name
     }
@@ -45,7 +49,8 @@ public struct StagedFile: Sendable, CustomStringConvertible {
     public func duplicate() throws(ReceiveError) -> StagedFile {
         let directory = staging.directory
         let copyName = staging.stagedName(for: fileHash)
-        let copy = StagedFile(fileHash: fileHash, size: size, chunkListVerified: chunkListVerified, staging: staging, name: copyName)
+        let copy = StagedFile(fileHash: fileHash, size: size, chunkListVerified: chunkListVerified,
+                              embeddedIdentifier: embeddedIdentifier, staging: staging, name: copyName)
         try ReceiveError.system { () throws(SystemError) in
             let source = try open(name, flags: O_RDONLY, displayPath)
             let created = openat(directory.rawValue, copyName, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
