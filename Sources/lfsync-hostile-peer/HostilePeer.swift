@@ -13,6 +13,12 @@ import LocalFirstSync
 ///                                [--peer DEVICE-ID] [--symlink NAME] [SCENARIO...]
 ///         runs the scenarios (all by default) and prints "refused|BREACH|FAILED NAME DETAIL"
 ///     lfsync-hostile-peer list
+///     lfsync-hostile-peer flood --connect HOST:PORT [--count N] [--hold SECONDS]
+///         N bare TCP connections at once, held, then dropped
+///     lfsync-hostile-peer hold --connect HOST:PORT [--silent N] [--key FILE --peer ID] [--trickle-every S] [--limit S]
+///         N silent connections (and, with a trusted key, one that trickles a byte every S s); prints how long each was held
+///     lfsync-hostile-peer stalled-receiver --key FILE --listen HOST:PORT
+///         accepts one connection and its offer, then swallows everything and answers nothing
 ///
 /// Exit status: 0 every scenario refused, 1 a scenario got through or went unanswered,
 /// 64 usage, 70 could not reach the target.
@@ -48,6 +54,30 @@ struct HostilePeer {
             let ok = await attack(target, as: identity, expecting: peer, setting: setting,
                                   scenarios: scenarios.isEmpty ? HostileScenario.allCases : scenarios)
             exit(ok ? 0 : 1)
+        case "flood":
+            let target = requiredTarget(&arguments)
+            let count = option("--count", in: &arguments).flatMap(Int.init) ?? 300
+            let hold = option("--hold", in: &arguments).flatMap(Int.init) ?? 2
+            say(await HostileLoad.flood(target, count: count, hold: .seconds(hold)))
+        case "hold":
+            let trickle = arguments.contains("--key") ? loadIdentity(&arguments) : nil
+            let target = requiredTarget(&arguments)
+            let silent = option("--silent", in: &arguments).flatMap(Int.init) ?? 50
+            let every = option("--trickle-every", in: &arguments).flatMap(Int.init) ?? 3
+            let limit = option("--limit", in: &arguments).flatMap(Int.init) ?? 90
+            let peer = option("--peer", in: &arguments).flatMap { try? DeviceID(parsing: $0) }
+            say(await HostileLoad.hold(target, silent: silent, trickle: trickle, expecting: peer,
+                                       trickleEvery: .seconds(every), limit: .seconds(limit)))
+        case "stalled-receiver":
+            let identity = loadIdentity(&arguments)
+            guard let address = option("--listen", in: &arguments).flatMap(PeerAddress.init(parsing:)) else {
+                usage("--listen HOST:PORT is required")
+            }
+            do {
+                say(try await HostileLoad.stalledReceiver(on: address, as: identity) { say("listening\t\($0)") })
+            } catch {
+                fail(70, "stalled receiver: \(error)")
+            }
         default:
             usage(command.isEmpty ? "no command" : "unknown command \(command)")
         }
@@ -84,6 +114,13 @@ struct HostilePeer {
         return ok
     }
 
+    static func requiredTarget(_ arguments: inout [String]) -> PeerAddress {
+        guard let target = option("--connect", in: &arguments).flatMap(PeerAddress.init(parsing:)) else {
+            usage("--connect HOST:PORT is required")
+        }
+        return target
+    }
+
     static func loadIdentity(_ arguments: inout [String]) -> DeviceIdentity {
         guard let path = option("--key", in: &arguments) else { usage("--key FILE is required") }
         do {
@@ -111,7 +148,7 @@ struct HostilePeer {
     }
 
     static func usage(_ problem: String) -> Never {
-        fail(64, "\(problem)\nusage: lfsync-hostile-peer id --key FILE\n       lfsync-hostile-peer attack --key FILE --connect HOST:PORT --outside DIR [--peer ID] [--symlink NAME] [SCENARIO...]\n       lfsync-hostile-peer list")
+        fail(64, "\(problem)\nusage: lfsync-hostile-peer id --key FILE\n       lfsync-hostile-peer attack --key FILE --connect HOST:PORT --outside DIR [--peer ID] [--symlink NAME] [SCENARIO...]\n       lfsync-hostile-peer list\n       lfsync-hostile-peer flood|hold|stalled-receiver ... (see the source)")
     }
 
     static func fail(_ status: Int32, _ message: String) -> Never {

@@ -109,7 +109,9 @@ start_serve() {
     eval "lib=\${LIB_$d:-\$WORK/\$d/lib} h=\$HOLDER_$d"
     before=$(grep -c "listening on" "$WORK/$d/serve.log" 2>/dev/null)
     # A simple command in the background: $! is lfsync itself (nsenter and env exec).
+    # SERVE_NOFILE: the open-file limit to serve under (the shell execs lfsync, so $! stays lfsync).
     nsenter -t "$h" -n -m -u -- env LFSYNC_HOME="$WORK/$d/home" AVAHI_COMPAT_NOWARN=1 \
+        sh -c 'ulimit -n "$1" && shift && exec "$@"' serve "${SERVE_NOFILE:-1024}" \
         "$LFSYNC" serve --library "$lib" --listen "0.0.0.0:$PORT" >>"$WORK/$d/serve.log" 2>&1 &
     eval "SERVE_$d=$!"
     for _ in $(seq 1 100); do
@@ -458,6 +460,78 @@ bytes=$(pb "$WORK/legit.out" b)
 note="$(grep -c . "$WORK/hostile.out") attacks, nothing outside the library, serve alive: $alive, peak RSS $((${hwm:-0} / 1024)) MiB, a's push meanwhile: exit $rc, byte-exact"
 if [ -z "$why" ]; then record hostile-survivor PASS "$bytes" "$note"
 else record hostile-survivor FAIL "$bytes" "$why $note"; dump_logs; fi
+
+# ---------------------------------------------------------------- serve stays up
+# b serves at an open-file limit of 128. From c: a flood of bare connections
+# past that limit, then 50 silent connections and one trusted connection that
+# trickles a byte every 3 s; meanwhile a pushes to b and must succeed.
+SERVE_NOFILE=128 fresh_lib b lib-flood || exit 1
+FLOODSRC="$WORK/floodsrc"
+sample "$FLOODSRC" 60000 || exit 1
+on c "$HOSTILE" flood --connect "$IP_b:$PORT" --count 400 --hold 3 >"$WORK/flood.out" 2>"$WORK/flood.err"
+T0=$(date +%s)
+lf a push "$FLOODSRC" --to b --batch --json >"$WORK/flood-push.out" 2>"$WORK/flood-push.err"; rc=$?
+secs=$(( $(date +%s) - T0 ))
+why=""
+[ $rc = 0 ] || why="push after the flood exit $rc;"
+m=$(same "$FLOODSRC" "$LIB_b") || why="$why not byte-exact ($m);"
+kill -0 "$SERVE_b" 2>/dev/null || why="$why b's serve died;"
+grep -q "accepting a connection failed\|refused a connection" "$WORK/b/serve.log" || why="$why serve logged neither a failed accept nor a refusal;"
+note="$(cut -f2 "$WORK/flood.out" | head -c 120) at ulimit -n 128; then a's push: exit $rc in ${secs}s"
+if [ -z "$why" ]; then record flood-then-push PASS "$(pb "$WORK/flood-push.out" b)" "$note"
+else record flood-then-push FAIL "$(pb "$WORK/flood-push.out" b)" "$why $note $(head -c 300 "$WORK/flood.err" "$WORK/flood-push.err")"; dump_logs; fi
+
+SERVE_NOFILE=128 fresh_lib b lib-slow || exit 1
+SLOWSRC="$WORK/slowsrc"
+sample "$SLOWSRC" 70000 || exit 1
+on c "$HOSTILE" hold --connect "$IP_b:$PORT" --silent 50 --key "$WORK/c/mallory.key" --peer "$ID_b" \
+    --trickle-every 3 --limit 90 >"$WORK/hold.out" 2>"$WORK/hold.err" &
+HOLD=$!
+sleep 2
+T0=$(date +%s)
+lf a push "$SLOWSRC" --to b --batch --json >"$WORK/slow-push.out" 2>"$WORK/slow-push.err"; rc=$?
+secs=$(( $(date +%s) - T0 ))
+wait $HOLD
+silent=$(grep '^silent' "$WORK/hold.out" | cut -f2); trickle=$(grep '^trickle' "$WORK/hold.out" | cut -f2)
+longest=$(printf %s "$silent" | sed -n 's/.*longest held \([0-9]*\).*/\1/p')
+tclosed=$(printf %s "$trickle" | sed -n 's/closed by the target after \([0-9]*\).*/\1/p')
+hwm=$(awk '/VmHWM/ {print $2}' "/proc/$SERVE_b/status" 2>/dev/null)
+why=""
+[ $rc = 0 ] || why="push during the hold exit $rc;"
+[ "$secs" -le 30 ] || why="$why push took ${secs}s;"
+m=$(same "$SLOWSRC" "$LIB_b") || why="$why not byte-exact ($m);"
+printf %s "$silent" | grep -q "^50 opened, 50 closed" || why="$why not every silent connection was closed: $silent;"
+[ -n "$longest" ] && [ "$longest" -le 15 ] || why="$why a silent connection was held ${longest:-?}s (set-up deadline 10 s);"
+# A byte every 3 s is under the minimum rate once the 30 s grace is over: cut at ~33 s,
+# well before the 60 s idle timeout that would end a connection sending nothing at all.
+trickled=$(printf %s "$trickle" | sed -n 's/.*(\([0-9]*\) bytes trickled).*/\1/p')
+[ -n "$tclosed" ] && [ "$tclosed" -le 45 ] && [ "${trickled:-0}" -ge 5 ] || why="$why trickle: $trickle;"
+[ "${hwm:-0}" -le 153600 ] || why="$why b's serve peaked at $((${hwm:-0} / 1024)) MiB;"
+note="a's push exit $rc in ${secs}s; silent: $silent; trickle: $trickle; serve peak RSS $((${hwm:-0} / 1024)) MiB"
+if [ -z "$why" ]; then record slow-connections PASS "$(pb "$WORK/slow-push.out" b)" "$note"
+else record slow-connections FAIL "$(pb "$WORK/slow-push.out" b)" "$why $note $(head -c 300 "$WORK/hold.err")"; dump_logs; fi
+
+# A receiver that accepts the push and then swallows everything, answering
+# nothing (no receipts, no Pongs): the push must give up within the documented
+# deadline (PROTOCOL.md: nothing received for 2 x 60 s) and exit non-zero.
+STALL_ID=$(on c "$HOSTILE" id --key "$WORK/c/stalled.key") || exit 1
+lf a trust "$STALL_ID" --name stalled --address "$IP_c:7979" >/dev/null 2>&1 || exit 1
+on c "$HOSTILE" stalled-receiver --key "$WORK/c/stalled.key" --listen "0.0.0.0:7979" >"$WORK/stallrx.out" 2>"$WORK/stallrx.err" &
+STALL=$!
+for _ in $(seq 1 50); do grep -q listening "$WORK/stallrx.out" 2>/dev/null && break; sleep 0.1; done
+T0=$(date +%s)
+bg_push stall "$FLOODSRC" --to stalled
+PUSH=$!
+wait_push $PUSH 200; rc=$?
+secs=$(( $(date +%s) - T0 ))
+kill "$STALL" 2>/dev/null; wait "$STALL" 2>/dev/null
+why=""
+[ $rc = 1 ] || [ $rc = 69 ] || why="push exit $rc (want 1 or 69; 124 = still waiting after 200 s);"
+[ $secs -le 150 ] || why="$why gave up after ${secs}s (deadline 120 s + set-up);"
+reason=$(jq -r '[.peers[]? | select(.peer == "stalled") | .state] | first // empty' "$WORK/stall.out" 2>/dev/null | head -c 160)
+note="exit $rc after ${secs}s: ${reason:-$(tail -n 1 "$WORK/stall.err" | head -c 160)}; $(grep stalled-receiver "$WORK/stallrx.out" | cut -f2)"
+if [ -z "$why" ]; then record stalled-receiver PASS "$(pb "$WORK/stall.out" stalled)" "$note"
+else record stalled-receiver FAIL "$(pb "$WORK/stall.out" stalled)" "$why $note"; dump_logs; fi
 
 # ---------------------------------------------------------------- wrong key
 # Device b's ID trusted under c's address: c's key does not match, so a must refuse.

@@ -20,16 +20,26 @@ public actor LocalSync {
         /// Scan cache of that library, so received files need no hashing at the next scan.
         public var libraryScanCache: ScanCache?
         public var trust: TrustPolicy
-        /// How long a person has to answer a connection request or an offer before it counts as declined.
-        public var decisionTimeout: Duration
-        /// How long the sender waits for a peer's answer to an offer.
+        /// How long a person has to answer a connection request or an offer before it counts as
+        /// declined; at most `WireProtocol.consentTimeout`, which is what the other side waits for.
+        public var decisionTimeout: Duration {
+            get { storedDecisionTimeout }
+            set { storedDecisionTimeout = min(newValue, WireProtocol.consentTimeout) }
+        }
+        private var storedDecisionTimeout: Duration
+        /// How long the sender waits for a peer's answer to an offer (the peer's person
+        /// included): by default `WireProtocol.consentWait`, a little longer than any receiver
+        /// may take to say no.
         public var offerReplyTimeout: Duration
+        /// Caps on the connections held at once (strangers get tighter ones).
+        public var connectionLimits: ConnectionLimits
         public var log: @Sendable (String) -> Void
 
         public init(
             deviceName: String, library: URL? = nil, libraryChunkIndex: ChunkIndex? = nil, libraryScanCache: ScanCache? = nil,
             trust: TrustPolicy = TrustPolicy(),
-            decisionTimeout: Duration = .seconds(60), offerReplyTimeout: Duration = .seconds(90),
+            decisionTimeout: Duration = WireProtocol.consentTimeout, offerReplyTimeout: Duration = WireProtocol.consentWait,
+            connectionLimits: ConnectionLimits = ConnectionLimits(),
             log: @escaping @Sendable (String) -> Void = { _ in }
         ) {
             self.deviceName = deviceName
@@ -37,8 +47,9 @@ public actor LocalSync {
             self.libraryChunkIndex = libraryChunkIndex
             self.libraryScanCache = libraryScanCache
             self.trust = trust
-            self.decisionTimeout = decisionTimeout
+            storedDecisionTimeout = min(decisionTimeout, WireProtocol.consentTimeout)
             self.offerReplyTimeout = offerReplyTimeout
+            self.connectionLimits = connectionLimits
             self.log = log
         }
     }
@@ -52,6 +63,10 @@ public actor LocalSync {
     private let transport: any Transport
     private let discovery: (any Discovery)?
     private var sessions: [DeviceID: PeerSession] = [:]
+    /// Who holds which connection slot (see `ConnectionLimits`).
+    private var admission: ConnectionAdmission
+    private var tickets: [ObjectIdentifier: ConnectionAdmission.Ticket] = [:]
+    private var refusalLog = RateLimitedLog(interval: .seconds(10))
     private var listener: (any Listener)?
     private var acceptLoop: Task<Void, Never>?
     private var advertisement: (any AdvertisementHandle)?
@@ -73,6 +88,7 @@ public actor LocalSync {
         self.store = store
         self.configuration = configuration
         receiveLibrary = configuration.library.map { ($0, configuration.libraryChunkIndex, configuration.libraryScanCache) }
+        admission = ConnectionAdmission(limits: configuration.connectionLimits)
         self.transport = transport
         self.discovery = discovery
     }
@@ -103,9 +119,20 @@ public actor LocalSync {
         do { listener = try await transport.listen(on: address) } catch { throw .connectionFailed("cannot listen on \(address): \(error)") }
         self.listener = listener
         acceptLoop = Task { [weak self] in
+            // A failed accept (out of descriptors, a connection aborted, no buffers) is about that
+            // moment, not the listener: back off and go on, so one flood cannot stop `serve` for good.
+            var backoff = AcceptBackoff()
             while !Task.isCancelled {
-                guard let connection = try? await listener.accept() else { return }
-                Task { await self?.handshakeIncoming(connection) }
+                do throws(TransportError) {
+                    let connection = try await listener.accept()
+                    backoff.succeeded()
+                    await self?.admit(connection)
+                } catch {
+                    if error == .closed || error == .cancelled || Task.isCancelled { return }
+                    let delay = backoff.failed()
+                    await self?.noteAcceptFailure(error, retryingIn: delay)
+                    try? await Task.sleep(for: delay)
+                }
             }
         }
         if advertise, let discovery {
@@ -133,10 +160,16 @@ public actor LocalSync {
             throw .connectionFailed("\(address): \(error)")
         }
         do {
+            // No set-up frame cap on this side: the responder may start a push right behind its
+            // decision, in the same Noise message, and we chose to dial it.
             try await channel.send(.hello(hello()))
-            guard case let .hello(theirs)? = try await channel.receive() else { throw SyncError.protocolViolation("expected Hello") }
+            // The other side may be asking a person: wait as long as it may take to say no.
+            let answers = ContinuousClock.now + WireProtocol.consentWait
+            guard case let .hello(theirs)? = try await Self.receiveSetUp(on: channel, until: answers) else {
+                throw SyncError.protocolViolation("expected Hello")
+            }
             try Self.checkVersion(theirs)
-            guard case let .connectionDecision(decision)? = try await channel.receive() else {
+            guard case let .connectionDecision(decision)? = try await Self.receiveSetUp(on: channel, until: answers) else {
                 throw SyncError.protocolViolation("expected ConnectionDecision")
             }
             let peer = Peer(deviceID: channel.remoteDeviceID, name: theirs.deviceName, address: address)
@@ -175,14 +208,74 @@ public actor LocalSync {
         pullHandler = assets
     }
 
-    private func handshakeIncoming(_ connection: any Connection) async {
-        let channel: SecureChannel
-        do { channel = try await SecureChannel.accept(over: connection, identity: identity) } catch {
-            configuration.log("incoming connection failed: \(error)")
-            return
+    /// A new connection takes a slot, or is closed at once when the caps are reached.
+    private func admit(_ connection: any Connection) {
+        let address = connection.remoteAddress?.host ?? "an unknown address"
+        switch admission.admit(from: address) {
+        case let .refused(reason):
+            if let line = refusalLog.note("refused a connection from \(address): \(reason)") { configuration.log(line) }
+            Task { await connection.close() }
+        case let .admitted(ticket):
+            Task {
+                let session = await self.handshakeIncoming(connection, ticket: ticket)
+                if session == nil { self.release(ticket) }
+            }
         }
+    }
+
+    private func release(_ ticket: ConnectionAdmission.Ticket) {
+        admission.release(ticket)
+    }
+
+    private func noteAcceptFailure(_ error: TransportError, retryingIn delay: Duration) {
+        let milliseconds = delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000
+        if let line = refusalLog.note("accepting a connection failed (\(error)); accepting again in \(milliseconds) ms") {
+            configuration.log(line)
+        }
+    }
+
+    /// The next set-up message, waiting through quiet spells (the other side's person may be
+    /// deciding) but not past `deadline`.
+    private static func receiveSetUp(on channel: SecureChannel, until deadline: ContinuousClock.Instant) async throws(SecureChannelError) -> WireMessage? {
+        while true {
+            do throws(SecureChannelError) {
+                return try await channel.receive()
+            } catch {
+                guard case .transport(.timedOut(.idle)) = error, ContinuousClock.now < deadline else { throw error }
+            }
+        }
+    }
+
+    /// The responder's set-up: handshake, Hellos, consent. Until the decision the
+    /// connection is a stranger's: it must finish its part within
+    /// `WireProtocol.setUpTimeout` of the accept, and may send only small frames.
+    /// - Returns: the registered session, or nil when the connection went no further.
+    private func handshakeIncoming(_ connection: any Connection, ticket: ConnectionAdmission.Ticket) async -> PeerSession? {
+        // Closing is what ends any wait on the connection; the handshake has its own deadline too.
+        let watchdog = Task {
+            try? await Task.sleep(for: WireProtocol.setUpTimeout)
+            if !Task.isCancelled { await connection.close() }
+        }
+        defer { watchdog.cancel() }
+        let channel: SecureChannel
+        do { channel = try await SecureChannel.accept(over: connection, identity: identity, timeout: WireProtocol.setUpTimeout) } catch {
+            configuration.log("incoming connection from \(connection.remoteAddress.map { "\($0.host)" } ?? "?") failed: \(error)")
+            return nil
+        }
+        await channel.limitIncomingFrames(to: WireProtocol.setUpFrameLimit)
         do {
-            guard case let .hello(theirs)? = try await channel.receive() else { throw SyncError.protocolViolation("expected Hello") }
+            let first: WireMessage?
+            do { first = try await channel.receive() } catch {
+                // A Hello that does not decode (a version we don't speak, bad text) is named before we hang up.
+                if let reply = error.errorReply { try? await channel.send(.error(reply)) }
+                throw error
+            }
+            guard case let .hello(theirs)? = first else {
+                let what = first.map { "\($0.type)" } ?? "nothing"
+                try? await channel.send(.error(.init(code: .unexpectedMessage, message: "expected Hello, got \(what)")))
+                throw SyncError.protocolViolation("expected Hello, got \(what)")
+            }
+            watchdog.cancel()
             try await channel.send(.hello(hello()))
             do { try Self.checkVersion(theirs) } catch {
                 try? await channel.send(.error(.init(code: .unsupportedProtocolVersion, message: WireText.fitted(error.description, maxBytes: 1000))))
@@ -197,17 +290,23 @@ public actor LocalSync {
                 connectionRequestStream.continuation.yield(ConnectionRequest(peer: peer, decision: decision))
                 accepted = await decision.wait(timeout: configuration.decisionTimeout)
             }
+            if accepted { await channel.limitIncomingFrames(to: FrameDecoder.defaultMaxFrameLength) }
             try await channel.send(.connectionDecision(.init(accepted: accepted, reason: accepted ? nil : "\(configuration.deviceName) declined the connection")))
             guard accepted else {
                 configuration.log("declined connection from \(peer)")
                 await channel.close()
-                return
+                return nil
             }
-            await register(PeerSession(peer: peer, channel: channel, context: context()))
+            admission.authenticated(ticket)
+            let session = PeerSession(peer: peer, channel: channel, context: context())
+            tickets[ObjectIdentifier(session)] = ticket
+            await register(session)
             configuration.log("accepted connection from \(peer)")
+            return session
         } catch {
             configuration.log("incoming connection failed: \(error)")
             await channel.close()
+            return nil
         }
     }
 
@@ -222,6 +321,7 @@ public actor LocalSync {
             guard sessions[id] === session else {
                 // A newer connection replaced this one while we waited.
                 await session.close(reason: "replaced by a new connection")
+                unregister(session)
                 return
             }
         }
@@ -231,6 +331,7 @@ public actor LocalSync {
 
     private func unregister(_ session: PeerSession) {
         if sessions[session.peer.deviceID] === session { sessions[session.peer.deviceID] = nil }
+        if let ticket = tickets.removeValue(forKey: ObjectIdentifier(session)) { admission.release(ticket) }
     }
 
     private func hello() -> WireMessage.Hello {

@@ -22,6 +22,8 @@ actor PeerSession {
     /// The application's view of each push being received, by push ID.
     private var transfers: [UInt64: ReceiveSessionHandle] = [:]
     private var loop: Task<Void, Never>?
+    /// A Ping went out after a quiet spell and nothing has come back since.
+    private var pingUnanswered = false
     private var closedReason: String?
     private var onClose: (@Sendable (PeerSession) async -> Void)?
     private let decompressor = ZstdDecompressor()
@@ -79,7 +81,7 @@ actor PeerSession {
         }
         defer { timer.cancel() }
         return await withCheckedContinuation { continuation in
-            outgoing[offerID] = OutgoingOffer(reply: continuation, receipts: receipts)
+            outgoing[offerID] = OutgoingOffer(reply: continuation, receipts: receipts, receiptsOwed: offer.assets.count)
             Task { await self.sendOffer(offer) }
         }
     }
@@ -122,14 +124,21 @@ actor PeerSession {
             let received: ChannelReadAhead.Incoming?
             do { received = try await readAhead.next().get() } catch {
                 if case .transport(.timedOut(.idle)) = error {
-                    // Quiet is fine (a person may be deciding); a ping proves the peer is still there.
+                    // Quiet is fine (a person may be deciding) and a ping proves the peer is still
+                    // there; a peer that did not answer the last one (nor sent anything else) is
+                    // gone, or stuck: waiting on it for ever would hold a cron push and its lock.
+                    if pingUnanswered {
+                        await close(reason: "\(peer) stopped answering: nothing received for \((WireProtocol.idleInterval * 2).components.seconds) s, not even a Pong")
+                        return
+                    }
+                    pingUnanswered = true
                     await sendOrClose([.ping(.init(nonce: UInt64.random(in: 0...UInt64.max)))])
                     continue
                 }
                 // A frame or message that breaks the protocol is named to the peer before we hang up
                 // (the stream can't be trusted past it, but our sending half still works). Anything
                 // below that (decryption, the socket) leaves nothing to say.
-                if let reply = Self.errorReply(for: error) {
+                if let reply = error.errorReply {
                     context.log("dropped \(peer): \(error)")
                     try? await channel.send(.error(reply))
                 }
@@ -140,30 +149,26 @@ actor PeerSession {
                 await close(reason: "\(peer) closed the connection")
                 return
             }
+            pingUnanswered = false
             // Closed while we waited (by the owner, or a replacement connection): what is still
             // buffered belongs to a session that no longer exists.
             guard closedReason == nil else { return }
             do throws(SyncError) {
                 try await handle(received.message)
             } catch {
-                // A peer that breaks the protocol is told why, then dropped.
+                // A peer that breaks the protocol is told why, then dropped (PROTOCOL.md, "Error"
+                // says which code for what).
                 context.log("dropped \(peer): \(error)")
-                try? await channel.send(.error(.init(code: .unexpectedMessage, message: WireText.fitted(error.description, maxBytes: 1000))))
+                let code: WireMessage.ErrorMessage.Code = switch error {
+                case .malformedMessage: .malformedMessage
+                case .declined: .notAccepted
+                default: .unexpectedMessage
+                }
+                try? await channel.send(.error(.init(code: code, message: WireText.fitted(error.description, maxBytes: 1000))))
                 await close(reason: error.description)
                 return
             }
             await waitForJobsToDrain()
-        }
-    }
-
-    private static func errorReply(for error: SecureChannelError) -> WireMessage.ErrorMessage? {
-        switch error {
-        case let .wire(wireError):
-            WireMessage.ErrorMessage(for: wireError)
-        case let .frame(frameError):
-            WireMessage.ErrorMessage(code: .limitExceeded, message: WireText.fitted(frameError.description, maxBytes: WireMessage.ErrorMessage.maxMessageBytes))
-        default:
-            nil
         }
     }
 
@@ -172,14 +177,25 @@ actor PeerSession {
         case let .offer(offer):
             await perform(try incoming.received(offer))
         case let .offerReply(reply):
-            if retiredOutgoing.contains(reply.offerID) { return }
-            guard outgoing[reply.offerID]?.reply != nil else { throw .protocolViolation("reply to unknown offer \(reply.offerID)") }
+            guard retiredOutgoing.contains(reply.offerID) || outgoing[reply.offerID] != nil else {
+                throw .protocolViolation("reply to unknown offer \(reply.offerID)")
+            }
+            guard outgoing[reply.offerID]?.reply != nil else {
+                // We stopped waiting before the answer came (PROTOCOL.md, "Limits and deadlines"): a late
+                // "yes" is answered politely — nothing will be sent for that offer — not as a violation.
+                if reply.accepted {
+                    try await send([.cancel(.init(offerID: reply.offerID, reason: "the answer came after the sender stopped waiting for it"))])
+                }
+                return
+            }
             resolveReply(reply.offerID, .success(reply))
         case let .chunk(chunk):
             try await received(chunk)
         case let .receipt(receipt):
             if retiredOutgoing.contains(receipt.offerID) { return }
             guard let offer = outgoing[receipt.offerID] else { throw .protocolViolation("receipt for unknown offer \(receipt.offerID)") }
+            guard offer.receiptsOwed > 0 else { throw .protocolViolation("more receipts than assets for offer \(receipt.offerID)") }
+            outgoing[receipt.offerID]?.receiptsOwed -= 1
             offer.receipts.yield(receipt)
         case let .cancel(cancel):
             await perform(incoming.cancelled(offerID: cancel.offerID, reason: cancel.reason))
@@ -202,7 +218,7 @@ actor PeerSession {
         guard let destination = try incoming.destination(of: chunk) else { return }
         let bytes: ArraySlice<UInt8>
         do { bytes = try chunk.payload.decoded(using: decompressor) } catch {
-            throw .protocolViolation("chunk \(chunk.chunkIndex): \(error)")
+            throw .malformedMessage("chunk \(chunk.chunkIndex): \(error)")
         }
         let result = Result { () throws(ReceiveError) in
             guard let file = partials[destination.fileHash] else { throw ReceiveError.partialTaken(fileHash: destination.fileHash) }

@@ -5,6 +5,9 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     case declined(reason: String)
     case notConnected(DeviceID)
     case protocolViolation(String)
+    /// The peer sent a message that does not decode (a chunk whose zstd output
+    /// is not the length it declared, say): answered with Error code 2.
+    case malformedMessage(String)
     case peerFailed(String)
     case noLibrary
     case cancelled
@@ -17,6 +20,7 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .declined(reason): "declined: \(reason)"
         case let .notConnected(id): "not connected to \(id.shortForm)"
         case let .protocolViolation(reason): "protocol violation: \(reason)"
+        case let .malformedMessage(reason): "bad message from peer: \(reason)"
         case let .peerFailed(reason): "peer reported an error: \(reason)"
         case .noLibrary: "this device has no library to receive into"
         case .cancelled: "cancelled"

@@ -67,3 +67,21 @@ enum EngineHarness {
         try FileManager.default.removeItem(at: url.appendingPathComponent("Documents/outside-link"))
     }
 }
+
+extension EngineHarness {
+    /// A raw client that did the handshake, Hello and connection decision
+    /// itself with `device`, so a test can send (or withhold) anything.
+    /// - Returns: the channel and the decision `device` sent.
+    static func rawSetUp(
+        with device: TestDevice, network: InMemoryNetwork, as identity: DeviceIdentity, host: String = "mallory",
+        configuration: InMemoryTransport.Configuration = .init()
+    ) async throws -> (channel: SecureChannel, decision: WireMessage.ConnectionDecision) {
+        let connection = try await network.transport(host: host, configuration: configuration).connect(to: device.address, timeout: .seconds(5))
+        let channel = try await SecureChannel.initiate(over: connection, identity: identity, expectedPeer: device.identity.deviceID)
+        try await channel.send(.hello(.init(protocolVersion: WireProtocol.version, deviceName: host, softwareVersion: "0", capabilities: [])))
+        guard case .hello? = try await channel.receive(), case let .connectionDecision(decision)? = try await channel.receive() else {
+            throw SyncError.protocolViolation("no Hello and ConnectionDecision from \(device.name)")
+        }
+        return (channel, decision)
+    }
+}

@@ -83,6 +83,8 @@ struct IncomingOffers {
         /// Offers not yet fully answered (reply and every receipt).
         var liveOffers = 0
         var progress = TransferProgress()
+
+        var isUndecided: Bool { if case .pending = consent { true } else { false } }
     }
 
     private struct AssetKey: Hashable {
@@ -138,8 +140,24 @@ struct IncomingOffers {
     /// Offers accepted and waiting for their plan, one plan at a time.
     private var planQueue: [UInt64] = []
     private var planning: UInt64?
+    /// Offers cancelled by the sender before their plan was made, with the reason.
+    private var cancelledBeforePlan: [UInt64: String] = [:]
+
+    // MARK: - Bounds (PROTOCOL.md, "Limits and deadlines")
+
+    /// Pushes whose consent is still being decided: each one is a question to a person.
+    static let maxUndecidedPushes = 4
+    /// Offers sent and not yet answered with an OfferReply.
+    static let maxUnansweredOffers = 16
+    /// Offers answered whose Receipts are not all sent yet.
+    static let maxLiveOffers = 1024
 
     var isIdle: Bool { pushes.isEmpty && offers.isEmpty }
+
+    /// Offers waiting for consent or for their plan: none has had its OfferReply.
+    private var unansweredOffers: Int {
+        pushes.values.reduce(0) { $0 + $1.waiting.count } + planQueue.count + (planning == nil ? 0 : 1)
+    }
 
     // MARK: - Offers and consent
 
@@ -149,6 +167,12 @@ struct IncomingOffers {
         }
         let pushID = offer.push.pushID
         let startsPush = pushID == offer.offerID
+        guard offers.count < Self.maxLiveOffers else {
+            throw .protocolViolation("more than \(Self.maxLiveOffers) offers open on this connection")
+        }
+        guard unansweredOffers < Self.maxUnansweredOffers else {
+            throw .protocolViolation("more than \(Self.maxUnansweredOffers) offers sent without waiting for their replies")
+        }
         if startsPush {
             guard pushes[pushID] == nil else { throw .protocolViolation("push \(pushID) started twice") }
             pushes[pushID] = Push()
@@ -175,6 +199,12 @@ struct IncomingOffers {
             pushes[pushID]?.consent = .accepted
             return [.announce(pushID: pushID, header: offer.push, firstAssets: [])] + answer(offer.offerID, .accepted, reason: nil)
         case .pending:
+            // Every undecided push is a question on someone's screen: a peer may not queue up more.
+            if pushes.values.filter(\.isUndecided).count > Self.maxUndecidedPushes {
+                let reason = "\(Self.maxUndecidedPushes) pushes from this device are already waiting for an answer"
+                pushes[pushID]?.consent = .refused(reason)
+                return answer(offer.offerID, .refused, reason: reason)
+            }
             pushes[pushID]?.waiting.append(offer.offerID)
             return startsPush ? [.announce(pushID: pushID, header: offer.push, firstAssets: offer.assets)] : []
         case .accepted:
@@ -283,7 +313,11 @@ struct IncomingOffers {
         if !received.isEmpty { actions.insert(.recordReceived(received), at: min(actions.count, 1)) }
         if !receipts.isEmpty { actions.insert(.send(receipts), at: min(actions.count, 1)) }
         newlyComplete.removeAll { contents[$0] == nil }
-        return actions + newlyComplete.map { .finish($0) } + nextPlan()
+        actions += newlyComplete.map { .finish($0) }
+        // A Cancel that came while this offer waited for its plan applies now: every accepted
+        // asset still owes its one Receipt, a failed one where data will never come.
+        if let reason = cancelledBeforePlan.removeValue(forKey: offerID) { actions += cancelled(offerID: offerID, reason: reason) }
+        return actions + nextPlan()
     }
 
     /// Records what each asset of the accepted offer waits for and which chunks
@@ -590,7 +624,12 @@ struct IncomingOffers {
     /// still incomplete (other offers waiting for it included); assets whose
     /// contents are all in are still landed and receipted.
     mutating func cancelled(offerID: UInt64, reason: String) -> [Action] {
-        guard let assets = offers[offerID]?.assets, offers[offerID]?.planned == true else { return [] }
+        guard let offer = offers[offerID] else { return [] }
+        guard offer.planned else {
+            cancelledBeforePlan[offerID] = reason
+            return []
+        }
+        let assets = offer.assets
         var actions: [Action] = []
         let carried = contents.filter { $0.value.carrier.offerID == offerID && $0.value.state == .receiving }.map(\.key)
         for hash in carried.sorted() {
@@ -623,6 +662,7 @@ struct IncomingOffers {
         landing = [:]
         planQueue = []
         planning = nil
+        cancelledBeforePlan = [:]
         return actions
     }
 }

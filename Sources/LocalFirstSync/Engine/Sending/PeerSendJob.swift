@@ -76,13 +76,16 @@ actor PeerSendJob {
 
         allOffered = true
         if owed.isEmpty || cut != nil { sink.finish() }
-        // Ends when the last owed receipt is in, or when the connection closes (the session
-        // finishes the stream then).
+        // Ends when the last owed receipt is in, when the connection closes (the session
+        // finishes the stream then), or when the peer has been silent too long.
+        receiptDeadline.heard(at: .now)
+        let watchdog = Task { await self.watchReceipts() }
         await receiving.value
+        watchdog.cancel()
         commitConfirmed()
         await session.finishOutgoing(launchedOfferIDs)
         // Whatever is still unresolved was cut off: offered but never receipted, or never offered.
-        let lost = cut ?? "connection closed before the peer confirmed"
+        let lost = cut ?? gaveUp ?? "connection closed before the peer confirmed"
         fail(owed.keys.map(\.contentID), reason: lost)
         for index in launched..<push.batchCount {
             if let batch = push.batch(index) { fail(batch.assets.map(\.contentID), reason: lost) }
@@ -308,6 +311,28 @@ actor PeerSendJob {
 
     // MARK: - Receipts
 
+    private var receiptDeadline = ReceiptDeadline(startingAt: .now)
+    /// Why this job stopped waiting for receipts, when it did.
+    private var gaveUp: String?
+
+    /// Gives up on the receipts once the peer has been silent longer than
+    /// what it still owes can excuse (`ReceiptDeadline`).
+    private func watchReceipts() async {
+        while !Task.isCancelled, receiptSink != nil {
+            try? await Task.sleep(for: .seconds(1))
+            let owedBytes = owed.values.reduce(0, +)
+            guard !owed.isEmpty, receiptDeadline.hasExpired(owedBytes: owedBytes, at: .now) else { continue }
+            let silence = ReceiptDeadline.silence(owedBytes: owedBytes)
+            gaveUp = "\(peer.name) sent no receipt for \(silence.components.seconds) s with \(owed.count) asset(s) unconfirmed"
+            // Nothing more will be waited for: the peer may stop working on these offers.
+            for offerID in Set(owed.keys.map(\.offerID)).sorted() {
+                try? await session.send([.cancel(.init(offerID: offerID, reason: "the receiver stopped sending receipts"))])
+            }
+            receiptSink?.finish()
+            return
+        }
+    }
+
     private func consume(_ receipts: AsyncStream<WireMessage.Receipt>) async {
         for await receipt in receipts {
             received(receipt)
@@ -320,6 +345,7 @@ actor PeerSendJob {
     /// once) costs one commit, not one per asset. A row not yet written stays
     /// `inFlight`, so a crash only means offering it again.
     private func received(_ receipt: WireMessage.Receipt) {
+        receiptDeadline.heard(at: .now)
         guard let size = owed.removeValue(forKey: ReceiptKey(offerID: receipt.offerID, contentID: receipt.contentID)) else { return }
         switch receipt.outcome {
         case .stored:

@@ -118,6 +118,13 @@ public final class SecureChannel: Sendable {
         try await reader.receive()
     }
 
+    /// Sets the largest frame accepted from the peer, from the next frame on.
+    /// Before the connection decision only small messages are legitimate
+    /// (`WireProtocol.setUpFrameLimit`); afterwards the default allows chunks.
+    public func limitIncomingFrames(to length: Int) async {
+        await reader.limitFrames(to: length)
+    }
+
     /// Bytes of ciphertext written and read so far (including framing): lfsync's own wire counters.
     public var bytesSent: UInt64 { get async { await writer.bytesWritten } }
     public var bytesReceived: UInt64 { get async { await reader.bytesRead } }
@@ -247,6 +254,7 @@ actor SecureChannelReader {
     private var cipher: NoiseCipherState
     private var framer: NoiseMessageFramer
     private var frames = FrameDecoder()
+    private var progress = FrameProgress()
     private(set) var bytesRead: UInt64 = 0
     private var failed: SecureChannelError?
 
@@ -254,6 +262,10 @@ actor SecureChannelReader {
         self.connection = connection
         self.cipher = cipher
         self.framer = framer
+    }
+
+    func limitFrames(to length: Int) {
+        frames.maxFrameLength = length
     }
 
     func receive() async throws(SecureChannelError) -> (message: WireMessage, frameLength: Int)? {
@@ -279,6 +291,7 @@ actor SecureChannelReader {
             let frame: Frame?
             do { frame = try frames.nextFrame() } catch { throw .frame(error) }
             if let frame {
+                progress.reset()
                 do { return (try WireMessage(frame: frame), Frame.headerLength + frame.payload.count) } catch { throw .wire(error) }
             }
             // Decrypted from where it lies in the framer's buffer, and where possible straight
@@ -305,12 +318,19 @@ actor SecureChannelReader {
             case nil:
                 break
             }
+            let inFlight = framer.hasPartialMessage || frames.hasPartialFrame
+            let started = ContinuousClock.now
             let bytes: [UInt8]?
-            do { bytes = try await connection.receive() } catch { throw .transport(error) }
+            do { bytes = try await connection.receive() } catch {
+                // Quiet between frames is fine (the session pings); quiet inside one is a stall.
+                if case .timedOut(.idle) = error, inFlight { try progress.waited(.now - started, received: 0) }
+                throw .transport(error)
+            }
             guard let bytes else {
-                if framer.hasPartialMessage || frames.hasPartialFrame { throw .truncated }
+                if inFlight { throw .truncated }
                 return nil
             }
+            if inFlight { try progress.waited(.now - started, received: bytes.count) }
             bytesRead += UInt64(bytes.count)
             framer.append(bytes)
         }

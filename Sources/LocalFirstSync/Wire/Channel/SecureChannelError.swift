@@ -16,6 +16,10 @@ public enum SecureChannelError: Error, Sendable, CustomStringConvertible {
     case incompatiblePeer(String)
     /// The peer closed the connection in the middle of a message or the handshake.
     case truncated
+    /// A frame began and then stopped coming, or came slower than
+    /// `WireProtocol.minimumFrameRate`: what a peer holding a connection open
+    /// with a byte now and then looks like.
+    case stalled(bytes: Int, waited: Duration)
     case closed
 
     public var description: String {
@@ -30,7 +34,26 @@ public enum SecureChannelError: Error, Sendable, CustomStringConvertible {
         case .handshakeTimedOut: "the peer did not complete the secure handshake in time"
         case let .incompatiblePeer(detail): "the peer speaks another lfsync protocol: \(detail)"
         case .truncated: "the peer closed the connection mid-message"
+        case let .stalled(bytes, waited):
+            "the peer stalled mid-message: \(bytes) bytes in \(waited.components.seconds) s of waiting"
         case .closed: "the channel is closed"
+        }
+    }
+}
+
+extension SecureChannelError {
+    /// What to tell a peer whose frame or message broke the protocol, before
+    /// hanging up (the stream can't be trusted past it, but our sending half
+    /// still works); nil when there is nothing useful to say (decryption, the
+    /// socket).
+    public var errorReply: WireMessage.ErrorMessage? {
+        switch self {
+        case let .wire(wireError):
+            WireMessage.ErrorMessage(for: wireError)
+        case let .frame(frameError):
+            WireMessage.ErrorMessage(code: .limitExceeded, message: WireText.fitted(frameError.description, maxBytes: WireMessage.ErrorMessage.maxMessageBytes))
+        default:
+            nil
         }
     }
 }

@@ -20,7 +20,11 @@ public struct FrameDecoder: Sendable {
     /// header fields, with room to spare.
     public static let defaultMaxFrameLength = Int(ChunkerConfiguration.absoluteMaxChunkSize) + 64 * 1024
 
-    public let maxFrameLength: Int
+    /// Checked against each header as it completes: lowering it applies from
+    /// the next frame (before consent a channel accepts only small frames).
+    public var maxFrameLength: Int {
+        didSet { precondition(maxFrameLength >= 0 && maxFrameLength <= Int(UInt32.max)) }
+    }
     /// The next frame's header bytes while fewer than five have arrived.
     private var header: [UInt8] = []
     /// The frame whose header is in and whose payload is arriving.

@@ -1,0 +1,57 @@
+import Testing
+@testable import LocalFirstSync
+
+/// What a peer can queue up on a receiver is bounded (PROTOCOL.md, "Limits and deadlines").
+extension IncomingOffersTests {
+    static func single(_ name: String) -> PlacedAsset {
+        WireFixtures.placed(asset((.primary, RelativePath(name), Array(name.utf8))))
+    }
+
+    @Test func atMostFourPushesWaitForAPersonAtOnce() throws {
+        var state = IncomingOffers()
+        for id in 1...UInt64(IncomingOffers.maxUndecidedPushes) {
+            let actions = try state.received(Self.offer(id, [Self.single("p\(id).jpg")]))
+            #expect(actions.contains { if case .announce = $0 { true } else { false } })
+        }
+        // The fifth is refused at once, nobody is asked.
+        let fifth = try state.received(Self.offer(5, [Self.single("p5.jpg")]))
+        #expect(!fifth.contains { if case .announce = $0 { true } else { false } })
+        #expect(Self.replies(fifth).map(\.decision) == [.refused])
+        // Once one is answered, a new push may be asked about again.
+        _ = Self.settle(&state, state.decided(pushID: 1, accepted: false))
+        let sixth = try state.received(Self.offer(6, [Self.single("p6.jpg")]))
+        #expect(sixth.contains { if case .announce = $0 { true } else { false } })
+    }
+
+    @Test func offersSentWithoutWaitingForRepliesAreBounded() throws {
+        var state = IncomingOffers()
+        _ = try state.received(Self.offer(1, last: false, [Self.single("first.jpg")]))
+        for id in 2...UInt64(IncomingOffers.maxUnansweredOffers) {
+            _ = try state.received(Self.offer(id, push: 1, last: false, [Self.single("f\(id).jpg")]))
+        }
+        #expect(throws: SyncError.self) {
+            _ = try state.received(Self.offer(100, push: 1, last: false, [Self.single("one-too-many.jpg")]))
+        }
+    }
+
+    /// Session flow 5: every accepted asset gets exactly one Receipt, also when
+    /// the Cancel came before the offer's plan was made.
+    @Test func aCancelBeforeThePlanStillFailsTheAssetsMissingData() throws {
+        var state = IncomingOffers()
+        let photo = Self.single("cancelled.jpg")
+        _ = try state.received(Self.offer(1, [photo]))
+        let decided = state.decided(pushID: 1, accepted: true)
+        guard case let .plan(offerID, assets, known)? = decided.first else {
+            Issue.record("no plan: \(decided)")
+            return
+        }
+        #expect(state.cancelled(offerID: 1, reason: "changed").isEmpty)
+        let actions = Self.settle(&state, state.planned(offerID: offerID, .success(Self.freshPlan(assets, known: known))))
+        #expect(Self.replies(actions).map(\.decision) == [.accepted])
+        let receipts = Self.receipts(actions)
+        #expect(receipts.count == 1)
+        if case let .failed(reason)? = receipts.first?.outcome { #expect(reason.contains("cancelled")) } else {
+            Issue.record("expected a failed receipt, got \(receipts)")
+        }
+    }
+}
