@@ -9,23 +9,36 @@ import Foundation
 /// (an interrupted earlier transfer) and, through the chunk index, anywhere
 /// in the library (a renamed or copied file). Every local chunk is re-hashed
 /// before use.
+///
+/// Partials no transfer holds any more are cleaned up when the importer opens
+/// and at every plan (see `StagingPolicy`).
 public final class LibraryImporter: Sendable {
     public let directory: LibraryDirectory
     public let staging: StagingArea
     private let installer: LibraryInstaller
     private let chunkIndex: ChunkIndex?
     private let scanCache: ScanCache?
+    /// Nanoseconds since 1970: the staging clean-up's idea of "now".
+    private let now: @Sendable () -> Int64
 
     /// - Parameter scanCache: the library's scan cache; received files are entered in it,
     ///   so the next scan of the library (a restarted `serve`) does not hash them again.
-    public init(library: URL, chunkIndex: ChunkIndex? = nil, scanCache: ScanCache? = nil) throws(ReceiveError) {
+    public convenience init(library: URL, chunkIndex: ChunkIndex? = nil, scanCache: ScanCache? = nil) throws(ReceiveError) {
+        try self.init(library: library, chunkIndex: chunkIndex, scanCache: scanCache, now: LibraryScanner.wallClockNs)
+    }
+
+    /// - Parameter now: the clock the staging clean-up ages partials by (tests move it).
+    init(library: URL, chunkIndex: ChunkIndex?, scanCache: ScanCache?, now: @escaping @Sendable () -> Int64) throws(ReceiveError) {
         directory = try LibraryDirectory(path: library.path)
         staging = try StagingArea(library: directory)
         installer = LibraryInstaller(staging: staging)
         self.chunkIndex = chunkIndex
         self.scanCache = scanCache
-        // Files finished but not installed when we last stopped go back to being partials.
+        self.now = now
+        // Files finished but not installed when we last stopped go back to being partials;
+        // then what nobody has touched for too long goes.
         _ = try staging.recoverInterruptedFiles()
+        try staging.removeUnusedPartials(now: now())
     }
 
     public var rootPath: String { directory.rootPath }
@@ -42,7 +55,10 @@ public final class LibraryImporter: Sendable {
     /// leaves nothing behind:
     /// 1. look: which placement files are in place, which chunks partials left
     ///    by earlier transfers already hold (nothing is created);
-    /// 2. the space check, over every copy the offer would add;
+    /// 2. the space check, over every copy the offer would add, leaving the
+    ///    policy's reserve free — after the staging clean-up, which never
+    ///    touches the partials this plan has just adopted (its `IncomingFile`s
+    ///    hold them);
     /// 3. copy the chunks found elsewhere in the library into new partials —
     ///    removed again if this step fails.
     func prepare(_ assets: [PlacedAsset], known: Set<Hash256>) throws(ReceiveError) -> PreparedOffer {
@@ -72,7 +88,7 @@ public final class LibraryImporter: Sendable {
             let present = file.presentChunks.indices.reduce(UInt64(0)) { $0 + UInt64(manifest.chunks[$1].length) }
             bytesToAdd -= min(bytesToAdd, present)
         }
-        try directory.ensureSpace(for: bytesToAdd)
+        try staging.makeRoom(for: bytesToAdd, now: now())
         do {
             for (hash, manifest) in newContents {
                 guard let file = prepared.files[hash] else { continue }

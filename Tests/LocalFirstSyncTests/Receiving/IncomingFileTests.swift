@@ -257,15 +257,17 @@ struct IncomingFileTests {
 
     /// Once another transfer has the partial open, a received chunk is checked before it is
     /// written, on both sides: the other transfer may already have verified the bytes there.
+    /// That it is shared is lfsync's own record: the file keeps mode 0600 (nothing for vfat,
+    /// exFAT, SMB or NFS to drop).
     @Test func receivedChunksOfASharedPartialAreCheckedBeforeWriting() async throws {
         try await TestSupport.withTemporaryDirectory { root in
             let setup = try F.setUp(in: root)
-            let bytes = F.data(12_000, seed: 33)
-            let manifest = F.manifest(bytes, chunkLengths: [4000, 4000, 4000])
+            let (bytes, manifest) = F.threeChunks(seed: 33)
             let creator = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
             try creator.writeReceived(chunkAt: 0, bytes: F.chunk(0, of: bytes, manifest))
             let opener = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
             #expect(opener.presentChunks.indices == [0])
+            #expect(try F.status(setup.stagingURL.appendingPathComponent(manifest.fileHash.hex + ".partial")).permissions == 0o600)
             let garbage = F.data(4000, seed: 34)
             #expect(throws: ReceiveError.chunkHashMismatch(index: 1)) { try creator.writeReceived(chunkAt: 1, bytes: garbage) }
             #expect(throws: ReceiveError.chunkHashMismatch(index: 2)) { try opener.writeReceived(chunkAt: 2, bytes: garbage) }
@@ -279,9 +281,11 @@ struct IncomingFileTests {
 
     /// A manifest claiming the same file hash with another size or chunk list opens the same
     /// partial. It may cut it or overwrite hashed bytes with bytes that pass *its* chunk hashes:
-    /// the first transfer must not trust the file hash it computed on the way in.
-    @Test(arguments: [true, false])
-    func lyingManifestSharingThePartialCannotSlipAWrongFileThrough(truncate: Bool) async throws {
+    /// the first transfer must not trust the file hash it computed on the way in. That it was
+    /// shared is lfsync's own record, not the file's mode: a file system that drops or rewrites
+    /// mode bits (or a chmod) changes nothing.
+    @Test(arguments: [true, false], [nil, 0o600, 0o644, 0o1600] as [Int?])
+    func lyingManifestSharingThePartialCannotSlipAWrongFileThrough(truncate: Bool, chmod mode: Int?) async throws {
         try await TestSupport.withTemporaryDirectory { root in
             let setup = try F.setUp(in: root)
             let bytes = F.data(12_000, seed: 99)
@@ -298,13 +302,17 @@ struct IncomingFileTests {
                                         ChunkRef(length: 4000, hash: manifest.chunks[2].hash)])
             let liar = try IncomingFile.prepare(in: setup.staging, manifest: lie)
             if !truncate { try liar.write(chunkAt: 0, bytes: garbage) }
+            if let mode {
+                let partial = setup.stagingURL.appendingPathComponent(manifest.fileHash.hex + ".partial")
+                try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: partial.path)
+            }
             try honest.write(chunkAt: 2, bytes: F.chunk(2, of: bytes, manifest))
             #expect(throws: ReceiveError.self) { _ = try honest.finish() }
             #expect(F.contents(of: setup.library).filter { !$0.hasPrefix(".lfsync") }.isEmpty)
         }
     }
 
-    /// The sharing mark never reaches the library: an installed file has mode 0600 either way.
+    /// No mode bit is ever changed: an installed file has mode 0600 whether or not the partial was shared.
     @Test func installedFilesHavePlainModeWhetherOrNotThePartialWasShared() async throws {
         try await TestSupport.withTemporaryDirectory { root in
             let setup = try F.setUp(in: root)

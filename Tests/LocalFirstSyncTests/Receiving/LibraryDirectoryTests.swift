@@ -9,15 +9,18 @@ struct LibraryDirectoryTests {
     @Test func reportsFreeSpace() async throws {
         try await TestSupport.withTemporaryDirectory { root in
             let setup = try F.setUp(in: root)
-            let available = try setup.directory.availableBytes()
-            #expect(available > 0)
-            try setup.directory.ensureSpace(for: 1)
-            #expect(throws: ReceiveError.self) { try setup.directory.ensureSpace(for: .max) }
+            let space = try setup.directory.space()
+            #expect(space.available > 0)
+            #expect(space.total >= space.available)
+            #expect(try setup.directory.availableBytes() > 0)
+            try setup.staging.makeRoom(for: 1, now: 0)
             do throws(ReceiveError) {
-                try setup.directory.ensureSpace(for: .max)
+                try setup.staging.makeRoom(for: .max, now: 0)
+                Issue.record("an offer of 2^64 - 1 bytes fitted")
             } catch {
-                guard case let .insufficientSpace(needed, _) = error else { Issue.record("\(error)"); return }
+                guard case let .insufficientSpace(needed, _, reserved) = error else { Issue.record("\(error)"); return }
                 #expect(needed == .max)
+                #expect(reserved == StagingPolicy.reserve(fileSystemBytes: space.total))
                 #expect(error.description.contains("not enough free space"))
             }
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 @testable import LocalFirstSync
 
 /// Libraries, manifests and file helpers shared by the receiving-side suites.
@@ -23,6 +24,12 @@ enum ReceivingFixtures {
         precondition(offset == bytes.count, "chunk lengths must cover the bytes")
         return FileManifest(
             path: RelativePath(path), size: UInt64(bytes.count), modificationTimeNs: mtimeNs, fileHash: Blake2b.hash(bytes), chunks: chunks)
+    }
+
+    /// 12,000 seeded bytes in three chunks of 4,000, and their manifest.
+    static func threeChunks(seed: UInt64) -> (bytes: [UInt8], manifest: FileManifest) {
+        let bytes = data(12_000, seed: seed)
+        return (bytes, manifest(bytes, chunkLengths: [4000, 4000, 4000]))
     }
 
     /// A manifest cut by the real chunker (default FastCDC parameters).
@@ -69,6 +76,15 @@ enum ReceivingFixtures {
         let staged = try file.finish()
         try staged.prepareForInstall(modificationTimeNs: manifest.modificationTimeNs)
         return staged
+    }
+
+    /// Installs `staged` at `name` (with the fixtures' mtime, as a placement would give it)
+    /// and checks that the library then holds exactly `bytes` there.
+    static func installAndCheck(_ staged: StagedFile, _ bytes: [UInt8], at name: String, in setup: Setup) throws {
+        try staged.prepareForInstall(modificationTimeNs: mtimeNs)
+        let path = try path(name)
+        #expect(try LibraryInstaller(staging: staged.staging).install([(staged, path)]) == [.installed(path)])
+        #expect(try read(setup.library.appendingPathComponent(name)) == bytes)
     }
 
     static func write(_ bytes: [UInt8], to url: URL) throws {

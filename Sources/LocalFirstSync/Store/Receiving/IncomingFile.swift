@@ -18,6 +18,12 @@ internal import CLinux
 /// lead to the very inode this object created or adopted (see
 /// `StagingArea`), or the partial was taken by another transfer.
 ///
+/// **One lock per content.** Every `IncomingFile` of a file hash in the
+/// process shares one `PartialLock`, held around each operation on the
+/// partial — the ownership check and the write it allows, adopting, and
+/// `finish()` from its rename to its verdict — so no write can land in a
+/// partial another transfer is finishing or has finished (see `PartialLock`).
+///
 /// **One hash per received byte.** A chunk from the peer is written after its
 /// length is checked; its own hash is checked only when the partial is shared
 /// with another transfer (see `writeReceived(chunkAt:bytes:)`). An unshared
@@ -49,6 +55,10 @@ internal import CLinux
 public final class IncomingFile {
     public let manifest: FileManifest
     public let staging: StagingArea
+    /// Shared with every other `IncomingFile` of this content in the process.
+    private let lock: PartialLock
+    /// The partial generation (see `PartialLock.State`) this object created or adopted.
+    private var generation: UInt64 = 0
     private let partialName: String
     /// Set when the file was created under its staged name straight away (see
     /// `withPartial`): `finish()` then has nothing to rename.
@@ -58,7 +68,7 @@ public final class IncomingFile {
     /// Device and inode of our partial, once it exists: while `partialName`
     /// still leads to them, the partial has not been taken by another
     /// transfer's `finish()`.
-    private var identity: (device: UInt64, inode: UInt64)?
+    private var identity: FileIdentity?
     /// Start offset of every chunk, plus the file size at the end.
     private let offsets: [UInt64]
     /// We created the partial: it holds nothing we did not write.
@@ -90,22 +100,37 @@ public final class IncomingFile {
 
     private var displayPath: String { StagingArea.displayPath(of: partialName) }
 
+    /// Tests only: runs inside `finish()` once the file is read back and
+    /// judged, while the partial's lock is still held.
+    var testHookInFinish: (() -> Void)?
+    /// Tests only: runs inside a write once the ownership check passed, just
+    /// before the chunk is stored, while the partial's lock is held.
+    var testHookBeforeStore: (() -> Void)?
+
     private init(manifest: FileManifest, staging: StagingArea, offsets: [UInt64]) {
         self.manifest = manifest
         self.staging = staging
         partialName = StagingArea.partialName(for: manifest.fileHash)
         self.offsets = offsets
         present = ChunkBitmap(chunkCount: manifest.chunks.count)
+        lock = staging.partialLocks.acquire(manifest.fileHash)
+    }
+
+    deinit {
+        staging.partialLocks.release(manifest.fileHash)
     }
 
     /// Adopts `<fileHash>.partial` when an earlier or concurrent transfer of the
     /// same content left one — re-hashing its chunks to learn which are there —
     /// and otherwise creates nothing yet (the first write does). Holds no
-    /// descriptor when it returns.
+    /// descriptor when it returns. While the object lives, the staging
+    /// clean-up leaves this content's partial alone.
     public static func prepare(in staging: StagingArea, manifest: FileManifest) throws(ReceiveError) -> IncomingFile {
         let file = IncomingFile(manifest: manifest, staging: staging, offsets: try chunkOffsets(of: manifest))
-        if try file.adoptExistingPartial() {
-            try file.hashPresentChunks()
+        try file.lock.withLock { state throws(ReceiveError) in
+            if try file.adoptExistingPartial(&state) {
+                try file.hashPresentChunks(&state)
+            }
         }
         return file
     }
@@ -113,10 +138,9 @@ public final class IncomingFile {
     /// Files at least this large start writing back as their chunks arrive.
     static let earlyWritebackSize: UInt64 = 4 << 20
 
-    /// A partial's mode while only its creator has it open, and once anyone else opened it
-    /// (the sticky bit, meaningless on a regular file, as a mark every file system keeps).
-    private static let exclusiveMode: mode_t = 0o600
-    private static let sharedMode: mode_t = 0o1600
+    /// Every file lfsync creates in staging: private to the user, and never
+    /// changed afterwards — no state is kept in mode bits.
+    static let fileMode: mode_t = 0o600
 
     /// Chunk start offsets; refuses a chunk list that cannot describe the file
     /// (a manifest built in memory has not been through the decoder's checks).
@@ -147,7 +171,8 @@ public final class IncomingFile {
 
     /// Opens an existing partial of this content and makes it ours to share,
     /// cutting back a length no honest manifest gave it. False when there is none.
-    private func adoptExistingPartial() throws(ReceiveError) -> Bool {
+    /// The caller holds the lock.
+    private func adoptExistingPartial(_ state: inout PartialLock.State) throws(ReceiveError) -> Bool {
         let directory = staging.directory.rawValue
         // Second round only after removing something unusable under the name.
         for _ in 0..<2 {
@@ -160,7 +185,7 @@ public final class IncomingFile {
                 // A hard link could make our writes land in a file elsewhere.
                 if fstat(fd, &raw) == 0, FileStatus(raw).kind == .regular, raw.st_nlink == 1 {
                     let file = OwnedDescriptor(taking: fd)
-                    try adopt(file, status: FileStatus(raw))
+                    try adopt(file, status: FileStatus(raw), &state)
                     return true
                 }
                 close(fd)
@@ -176,50 +201,63 @@ public final class IncomingFile {
     /// Takes an existing partial as ours: marks it shared before changing anything in it
     /// (its creator then knows that bytes it hashed on the way in may have been changed by a
     /// manifest that merely claims the same file hash, and reads the file back in `finish()`),
-    /// and cuts it to the manifest's size — only while the name still leads to it: once another
-    /// transfer's `finish()` has taken it, resizing would change a file already verified.
-    private func adopt(_ file: OwnedDescriptor, status: FileStatus) throws(ReceiveError) {
-        guard fchmod(file.rawValue, Self.sharedMode) == 0 else { throw .system(SystemError.current("chmod", path: displayPath)) }
+    /// and cuts it to the manifest's size — only while the name still leads to it (another
+    /// process's `finish()` may have taken it: resizing would change a file already verified).
+    /// Adopting counts as touching the partial for the staging clean-up: its mtime is set to now.
+    private func adopt(_ file: OwnedDescriptor, status: FileStatus, _ state: inout PartialLock.State) throws(ReceiveError) {
+        state.exclusive = false
         if status.size > manifest.size {
             let current = try ReceiveError.system { () throws(SystemError) in try staging.directory.statusOfEntry(named: partialName, displayPath) }
-            guard let current, current.device == status.device, current.inode == status.inode else {
-                throw .partialTaken(fileHash: manifest.fileHash)
-            }
+            guard FileIdentity(status).isSame(as: current) else { throw .partialTaken(fileHash: manifest.fileHash) }
             while ftruncate(file.rawValue, off_t(manifest.size)) != 0 {
                 guard errno == EINTR else { throw .system(SystemError.current("ftruncate", path: displayPath)) }
             }
         }
-        identity = (status.device, status.inode)
+        // Best effort: a file system that refuses times only makes the partial look older.
+        _ = futimens(file.rawValue, nil)
+        identity = FileIdentity(status)
+        generation = state.generation
         isNew = false
     }
 
     /// Runs `body` with the partial open (creating it the first time), after
-    /// checking the name still leads to our inode. The descriptor is closed
-    /// when `body` returns.
-    /// - Returns: `body`'s result; `shared` tells whether another transfer has the partial open too.
+    /// checking the name still leads to our inode and the partial is still
+    /// the generation we joined. The descriptor is closed when `body` returns.
+    /// The caller holds the lock.
+    /// - Returns: `body`'s result; `shared` tells whether another transfer has opened the partial too.
     ///
     /// A file of at most one chunk is written whole by one call, so no other
     /// transfer can ever need to share it half-written: it is created under a
     /// private staged name at once, and finishing it renames nothing — one
     /// rename per received file instead of two, for most files of a photo
     /// library by count.
-    private func withPartial<T>(_ body: (OwnedDescriptor, _ shared: Bool) throws(ReceiveError) -> T) throws(ReceiveError) -> T {
+    private func withPartial<T>(
+        _ state: inout PartialLock.State, _ body: (OwnedDescriptor, _ shared: Bool) throws(ReceiveError) -> T
+    ) throws(ReceiveError) -> T {
         let directory = staging.directory.rawValue
         if identity == nil {
             let direct = manifest.chunks.count <= 1 ? staging.stagedName(for: manifest.fileHash) : nil
-            let fd = openat(directory, direct ?? partialName, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, Self.exclusiveMode)
+            let fd = openat(directory, direct ?? partialName, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, Self.fileMode)
             if fd >= 0 {
                 directStagedName = direct
                 let file = OwnedDescriptor(taking: fd)
                 let status = try ReceiveError.system { () throws(SystemError) in try file.status(displayPath) }
-                identity = (status.device, status.inode)
+                identity = FileIdentity(status)
                 isNew = true
+                if direct == nil {
+                    // A new partial: whoever held an earlier one of this content holds nothing now.
+                    state.generation += 1
+                    state.exclusive = true
+                    generation = state.generation
+                }
                 return try body(file, false)
             }
             guard errno == EEXIST, direct == nil else { throw .system(SystemError.current("create", path: displayPath)) }
             // Another transfer of the same content created it meanwhile: share it.
-            guard try adoptExistingPartial() else { throw .partialTaken(fileHash: manifest.fileHash) }
+            guard try adoptExistingPartial(&state) else { throw .partialTaken(fileHash: manifest.fileHash) }
         }
+        // A private staged name is ours alone; a partial must still be the generation we joined.
+        guard directStagedName != nil || generation == state.generation else { throw .partialTaken(fileHash: manifest.fileHash) }
         let fd = openat(directory, fileName, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else {
             if errno == ENOENT || errno == ELOOP { throw .partialTaken(fileHash: manifest.fileHash) }
@@ -227,15 +265,21 @@ public final class IncomingFile {
         }
         let file = OwnedDescriptor(taking: fd)
         let status = try ReceiveError.system { () throws(SystemError) in try file.status(displayPath) }
-        guard let identity, status.device == identity.device, status.inode == identity.inode else {
-            throw .partialTaken(fileHash: manifest.fileHash)
-        }
-        return try body(file, status.permissions != UInt32(Self.exclusiveMode))
+        guard let identity, identity.isSame(as: status) else { throw .partialTaken(fileHash: manifest.fileHash) }
+        return try body(file, isShared(state))
+    }
+
+    /// Whether another transfer may have changed the partial since this
+    /// object created it (always, for a partial it adopted). A file staged
+    /// directly has a private name: nobody else can open it.
+    private func isShared(_ state: PartialLock.State) -> Bool {
+        directStagedName == nil && (!isNew || !state.exclusive)
     }
 
     /// Re-hashes each chunk range of an adopted partial and keeps those that match.
-    private func hashPresentChunks() throws(ReceiveError) {
-        try withPartial { file, _ throws(ReceiveError) in
+    /// The caller holds the lock.
+    private func hashPresentChunks(_ state: inout PartialLock.State) throws(ReceiveError) {
+        try withPartial(&state) { file, _ throws(ReceiveError) in
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
             defer { buffer.deallocate() }
             var regions = DataRegions(descriptor: file.rawValue)
@@ -253,11 +297,13 @@ public final class IncomingFile {
     /// Removes the partial if this object created it and it is still ours: what
     /// a plan that failed after copying chunks locally leaves behind.
     public func discardIfCreated() {
-        guard createdPartial, !isFinished, let identity,
-              let current = try? staging.directory.statusOfEntry(named: fileName, displayPath),
-              current.device == identity.device, current.inode == identity.inode
-        else { return }
-        unlinkat(staging.directory.rawValue, fileName, 0)
+        lock.withLock { state in
+            guard createdPartial, !isFinished, let identity, directStagedName != nil || generation == state.generation,
+                  identity.isSame(as: try? staging.directory.statusOfEntry(named: fileName, displayPath))
+            else { return }
+            unlinkat(staging.directory.rawValue, fileName, 0)
+            if directStagedName == nil { state.generation += 1 }
+        }
     }
 
     // MARK: - Writing
@@ -292,16 +338,21 @@ public final class IncomingFile {
         if verifyingNow {
             guard bytes.withUnsafeBytes({ Blake2b.hash($0) }) == chunk.hash else { throw .chunkHashMismatch(index: index) }
         }
-        try withPartial { file, shared throws(ReceiveError) in
-            // A shared partial's chunk, and a chunk written a second time, must be checked: the
-            // file hash computed on the way in covered the first bytes, not these.
-            let mustVerify = shared || !isNew || present.contains(index)
-            if !verifyingNow, mustVerify {
-                guard bytes.withUnsafeBytes({ Blake2b.hash($0) }) == chunk.hash else { throw .chunkHashMismatch(index: index) }
-            } else if !verifyingNow {
-                everyChunkVerified = false
+        // The check that the partial is still ours, the hash it may call for and the write
+        // are one step: no other transfer's finish() can come between them (see `PartialLock`).
+        try lock.withLock { state throws(ReceiveError) in
+            try withPartial(&state) { file, shared throws(ReceiveError) in
+                // A shared partial's chunk, and a chunk written a second time, must be checked: the
+                // file hash computed on the way in covered the first bytes, not these.
+                let mustVerify = shared || !isNew || present.contains(index)
+                if !verifyingNow, mustVerify {
+                    guard bytes.withUnsafeBytes({ Blake2b.hash($0) }) == chunk.hash else { throw .chunkHashMismatch(index: index) }
+                } else if !verifyingNow {
+                    everyChunkVerified = false
+                }
+                testHookBeforeStore?()
+                try store(bytes, at: index, in: file)
             }
-            try store(bytes, at: index, in: file)
         }
     }
 
@@ -314,7 +365,9 @@ public final class IncomingFile {
         let chunk = try writableChunk(index)
         if present.contains(index) { return true }
         guard let bytes = readSource(source, length: chunk.length), Blake2b.hash(bytes) == chunk.hash else { return false }
-        try withPartial { file, _ throws(ReceiveError) in try store(bytes[...], at: index, in: file) }
+        try lock.withLock { state throws(ReceiveError) in
+            try withPartial(&state) { file, _ throws(ReceiveError) in try store(bytes[...], at: index, in: file) }
+        }
         return true
     }
 
@@ -324,7 +377,10 @@ public final class IncomingFile {
     /// renamed to a private `.staged` name (so no other transfer writes to it
     /// again), then checked against `fileHash` — a mismatch means the peer
     /// sent bytes other than its chunk hashes promised, or a chunk list that
-    /// disagrees with its file hash; either way the file is deleted.
+    /// disagrees with its file hash; either way the file is deleted. All of
+    /// it under the partial's lock: a write of another transfer of this
+    /// content either lands before the rename (and is read back, the partial
+    /// being shared) or finds the partial gone.
     ///
     /// The file hash was computed while the chunks were written in order;
     /// only a tail that arrived out of order, was resumed or was copied before
@@ -340,9 +396,16 @@ public final class IncomingFile {
         guard present.isComplete else {
             throw .missingChunks(fileHash: manifest.fileHash, missing: present.missingCount)
         }
+        // From the rename to the verdict under the lock: no write of another transfer lands in between.
+        return try lock.withLock { state throws(ReceiveError) in try finish(&state) }
+    }
+
+    private func finish(_ state: inout PartialLock.State) throws(ReceiveError) -> StagedFile {
         // An empty file has no chunk that would have created its partial.
-        if identity == nil { try withPartial { _, _ in } }
-        guard let identity else { throw .partialTaken(fileHash: manifest.fileHash) }
+        if identity == nil { try withPartial(&state) { _, _ in } }
+        guard let identity, directStagedName != nil || generation == state.generation else {
+            throw .partialTaken(fileHash: manifest.fileHash)
+        }
         let directory = staging.directory
         var stagedName = directStagedName ?? staging.stagedName(for: manifest.fileHash)
         let display = displayPath
@@ -369,18 +432,16 @@ public final class IncomingFile {
             }
             _ = try? NoReplaceRename.rename(stagedName, in: directory, to: partialName, in: directory, what: display)
         }
+        let shared = isShared(state)
         let readBack: (size: UInt64, hash: Hash256)
         do {
             readBack = try ReceiveError.system { () throws(SystemError) in
                 // What the name led to when we renamed it must still be our partial.
                 func checkIdentity(_ status: FileStatus?) throws(SystemError) -> FileStatus {
-                    guard let status, status.device == identity.device, status.inode == identity.inode else {
-                        throw SystemError("rename", path: display, errno: ESTALE)
-                    }
+                    guard let status, identity.isSame(as: status) else { throw SystemError("rename", path: display, errno: ESTALE) }
                     return status
                 }
                 var status = try checkIdentity(directory.statusOfEntry(named: stagedName, staged.displayPath))
-                let shared = !isNew || status.permissions != UInt32(Self.exclusiveMode)
                 if shared {
                     fileHasher = Blake2b()
                     hashedChunkCount = 0
@@ -393,12 +454,6 @@ public final class IncomingFile {
                 guard fd >= 0 else { throw SystemError.current("open", path: staged.displayPath) }
                 let file = OwnedDescriptor(taking: fd)
                 status = try checkIdentity(file.status(staged.displayPath))
-                if shared {
-                    // The sticky mark has done its job; the installed file gets the plain mode.
-                    guard fchmod(file.rawValue, Self.exclusiveMode) == 0 else {
-                        throw SystemError.current("chmod", path: staged.displayPath)
-                    }
-                }
                 if tailStart < status.size {
                     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
                     defer { buffer.deallocate() }
@@ -412,10 +467,17 @@ public final class IncomingFile {
             throw error
         }
         isFinished = true
+        if directStagedName == nil {
+            // The partial is gone from its name, for good: every other holder is now out of date.
+            state.generation += 1
+            state.exclusive = false
+        }
         guard readBack.hash == manifest.fileHash, readBack.size == manifest.size else {
             try? staged.discard()
+            testHookInFinish?()
             throw .fileHashMismatch(expected: manifest.fileHash, actual: readBack.hash)
         }
+        testHookInFinish?()
         return staged
     }
 

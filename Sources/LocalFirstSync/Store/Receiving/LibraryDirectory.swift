@@ -24,20 +24,30 @@ public final class LibraryDirectory: Sendable {
         root = OwnedDescriptor(taking: fd)
     }
 
-    /// Bytes an unprivileged writer can still use on the library's file
-    /// system (`f_bavail * f_frsize`).
-    public func availableBytes() throws(ReceiveError) -> UInt64 {
-        var info = statvfs()
-        guard fstatvfs(root.rawValue, &info) == 0 else { throw .system(SystemError.current("fstatvfs", path: rootPath)) }
-        let (product, overflow) = UInt64(info.f_bavail).multipliedReportingOverflow(by: UInt64(info.f_frsize))
-        return overflow ? .max : product
+    /// Room on the library's file system.
+    public struct Space: Equatable, Sendable {
+        /// Bytes an unprivileged writer can still use (`f_bavail * f_frsize`).
+        public var available: UInt64
+        /// The file system's size (`f_blocks * f_frsize`).
+        public var total: UInt64
     }
 
-    /// Throws `.insufficientSpace` when `bytes` would not fit, so an offer too
-    /// big for the disk is declined up front rather than failing half-way.
-    public func ensureSpace(for bytes: UInt64) throws(ReceiveError) {
-        let available = try availableBytes()
-        guard bytes <= available else { throw .insufficientSpace(needed: bytes, available: available) }
+    /// Measures the room on the library's file system (`fstatvfs` of the root).
+    public func space() throws(ReceiveError) -> Space {
+        var info = statvfs()
+        guard fstatvfs(root.rawValue, &info) == 0 else { throw .system(SystemError.current("fstatvfs", path: rootPath)) }
+        func bytes(_ blocks: UInt64) -> UInt64 {
+            let (product, overflow) = blocks.multipliedReportingOverflow(by: UInt64(info.f_frsize))
+            return overflow ? .max : product
+        }
+        return Space(available: bytes(UInt64(info.f_bavail)), total: bytes(UInt64(info.f_blocks)))
+    }
+
+    /// Bytes an unprivileged writer can still use on the library's file system.
+    /// Whether an offer fits is `StagingArea.makeRoom(for:now:)`'s to say: it
+    /// also counts what the staging area may give back and the room kept free.
+    public func availableBytes() throws(ReceiveError) -> UInt64 {
+        try space().available
     }
 
     /// A directory reached by `openDirectory`, and what the walk had to create.

@@ -26,8 +26,9 @@ public enum ReceiveError: Error, Equatable, Sendable, CustomStringConvertible {
     case alreadyFinished(fileHash: Hash256)
     /// A staged file is no longer in the staging area (already installed or discarded).
     case stagedFileMissing(fileHash: Hash256)
-    /// An offer needs more room than the library's file system has free.
-    case insufficientSpace(needed: UInt64, available: UInt64)
+    /// An offer needs more room than the library's file system has free,
+    /// once `reserved` bytes are kept free for everything else.
+    case insufficientSpace(needed: UInt64, available: UInt64, reserved: UInt64 = 0)
     /// Both the name and every conflict name for it hold other content.
     case destinationOccupied(String)
     case system(SystemError)
@@ -54,7 +55,9 @@ public enum ReceiveError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .partialTaken(hash): "the partial file \(hash.shortHex) was completed by another transfer; reopen it"
         case let .alreadyFinished(hash): "file \(hash.shortHex) is already finished"
         case let .stagedFileMissing(hash): "the staged file \(hash.shortHex) is no longer in the staging area"
-        case let .insufficientSpace(needed, available):
+        case let .insufficientSpace(needed, available, reserved) where reserved > 0:
+            "not enough free space: needs \(needed) bytes, \(available) available of which \(reserved) are kept free"
+        case let .insufficientSpace(needed, available, _):
             "not enough free space: needs \(needed) bytes, \(available) available"
         case let .destinationOccupied(path): "cannot store \"\(path)\": the name and its conflict names hold other files"
         case let .system(error): error.description

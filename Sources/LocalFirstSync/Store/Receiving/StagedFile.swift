@@ -77,11 +77,7 @@ public struct StagedFile: Sendable, CustomStringConvertible {
                 try Self.setModificationTime(of: file, to: modificationTimeNs, displayPath)
                 try file.sync(displayPath)
             } else {
-                // By name, without opening: our private staging name, never a symlink.
-                var times = Self.times(modificationTimeNs)
-                guard utimensat(staging.directory.rawValue, name, &times, AT_SYMLINK_NOFOLLOW) == 0 else {
-                    throw SystemError.current("utimensat", path: displayPath)
-                }
+                try Self.setModificationTime(ofEntry: name, in: staging.directory, to: modificationTimeNs, displayPath)
             }
         }
     }
@@ -96,6 +92,15 @@ public struct StagedFile: Sendable, CustomStringConvertible {
     static func setModificationTime(of file: OwnedDescriptor, to timeNs: Int64, _ what: String) throws(SystemError) {
         var times = Self.times(timeNs)
         guard futimens(file.rawValue, &times) == 0 else { throw SystemError.current("futimens", path: what) }
+    }
+
+    /// `utimensat` by name, without opening: for lfsync's own names in the
+    /// staging directory, which it never follows if they are symlinks.
+    static func setModificationTime(ofEntry name: String, in directory: OwnedDescriptor, to timeNs: Int64, _ what: String) throws(SystemError) {
+        var times = Self.times(timeNs)
+        guard utimensat(directory.rawValue, name, &times, AT_SYMLINK_NOFOLLOW) == 0 else {
+            throw SystemError.current("utimensat", path: what)
+        }
     }
 
     /// Access time left alone, modification time `timeNs` (nanoseconds since 1970).

@@ -23,21 +23,34 @@ import Synchronization
 /// write sees the partial gone (it compares the inode behind the name with
 /// its own) and throws `.partialTaken` instead of writing into a file that is
 /// no longer a partial — it reopens, and copies the chunks locally from the
-/// file the first one installed. Within one engine actor these calls never
-/// interleave; across threads the only remaining race is one in-flight write
-/// of identical bytes landing after the rename, which can move the staged
-/// file's mtime but never its content (the installer's content checks and
-/// `finish()`'s whole-file hash are unaffected).
+/// file the first one installed. Every operation on a content's partial, from
+/// any thread of the process, holds that content's `PartialLock` (kept in
+/// `partialLocks`): a write cannot slip in between another transfer's check
+/// and its use of the partial, nor land in a file `finish()` has vouched for.
 ///
 /// A manifest can lie, though: one that claims this file hash with another
 /// size or chunk list would cut or overwrite the partial with bytes that pass
 /// *its* chunk hashes. So whoever opens an existing partial first marks it
-/// shared (`IncomingFile`), and a shared partial is read back whole before its
-/// file hash is trusted; only a partial its creator had to itself is checked
-/// with the hash computed while the chunks arrived.
+/// shared (in the `PartialLock`'s state, not on the file), and a shared
+/// partial is read back whole before its file hash is trusted; only a
+/// partial its creator had to itself is checked with the hash computed while
+/// the chunks arrived.
+///
+/// The locks and marks are this process's: two processes receiving into one
+/// library at once do not see each other's (`LocalSync` runs every peer
+/// session of a process through one importer, and so one staging area).
+///
+/// **Clean-up.** Partials outlive the transfers that wrote them (that is how
+/// a transfer resumes), so the staging area would otherwise only grow — by a
+/// cancelled or failed transfer, or on purpose: a consented peer could send
+/// all but the last chunk of file after file. What no live transfer holds is
+/// removed by age and by size (see `StagingPolicy`,
+/// `removeUnusedPartials(now:keepingAtMost:freeing:)`).
 public final class StagingArea: Sendable {
     public let library: LibraryDirectory
     let directory: OwnedDescriptor
+    /// The lock of each content some live `IncomingFile` is receiving here.
+    let partialLocks = PartialLocks()
     private let tokenSeed = UInt64.random(in: 0 ... .max)
     private let tokensUsed = Atomic<UInt64>(0)
 
@@ -82,12 +95,19 @@ public final class StagingArea: Sendable {
 
     static func displayPath(of name: String) -> String { displayPath + "/" + name }
 
-    /// Deletes the partial of `fileHash`, if any (an abandoned transfer).
-    public func removePartial(fileHash: Hash256) throws(ReceiveError) {
+    /// Deletes the partial of `fileHash`, if any, unless a live transfer of
+    /// this process holds it.
+    /// - Returns: false when a live transfer holds it (it is left alone).
+    @discardableResult
+    public func removePartial(fileHash: Hash256) throws(ReceiveError) -> Bool {
         let name = Self.partialName(for: fileHash)
-        guard unlinkat(directory.rawValue, name, 0) == 0 || errno == ENOENT else {
-            throw .system(SystemError.current("unlink", path: Self.displayPath(of: name)))
+        let removed = try partialLocks.unlessHeld(fileHash) { () throws(ReceiveError) -> Bool in
+            guard unlinkat(directory.rawValue, name, 0) == 0 || errno == ENOENT else {
+                throw .system(SystemError.current("unlink", path: Self.displayPath(of: name)))
+            }
+            return true
         }
+        return removed == true
     }
 
     /// Content hashes of the partials present, for status and clean-up.
@@ -103,6 +123,11 @@ public final class StagingArea: Sendable {
     /// failed rollback) back into partials, so the next offer of that content
     /// finds every chunk verified instead of leaving them orphaned. Call once
     /// at start-up, before any transfer.
+    ///
+    /// A staged file's mtime is already its placement's (years old, for a
+    /// photo); the partial it becomes gets the time it was last touched — its
+    /// last status change, when that mtime was set — so the clean-up ages it
+    /// from when the transfer stopped, not from when the photo was taken.
     /// - Returns: how many files were recovered.
     @discardableResult
     public func recoverInterruptedFiles() throws(ReceiveError) -> Int {
@@ -110,16 +135,22 @@ public final class StagingArea: Sendable {
         for name in try entryNames() where name.hasSuffix(".staged") {
             let parts = name.split(separator: ".")
             guard parts.count == 3, let hash = Hash256(hex: String(parts[0])) else { continue }
+            let touched = try? directory.statusOfEntry(named: name, Self.displayPath(of: name))?.changeTimeNs
             // Plain rename: a complete file is worth more than a partial of the same content.
-            guard renameat(directory.rawValue, name, directory.rawValue, Self.partialName(for: hash)) == 0 else {
+            let partial = Self.partialName(for: hash)
+            guard renameat(directory.rawValue, name, directory.rawValue, partial) == 0 else {
                 throw .system(SystemError.current("rename", path: Self.displayPath(of: name)))
+            }
+            if let touched {
+                // Best effort: failing, the partial only looks older than it is.
+                try? StagedFile.setModificationTime(ofEntry: partial, in: directory, to: touched, Self.displayPath(of: partial))
             }
             recovered += 1
         }
         return recovered
     }
 
-    private func entryNames() throws(ReceiveError) -> [String] {
+    func entryNames() throws(ReceiveError) -> [String] {
         // A fresh descriptor of our own: readdir moves its file offset.
         let fd = openat(directory.rawValue, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0, let stream = fdopendir(fd) else {
