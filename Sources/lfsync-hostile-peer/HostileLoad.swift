@@ -145,6 +145,46 @@ enum HostileLoad {
         return "stalled-receiver\tthe sender hung up \(after) s after the offer was accepted (\(chunks) chunks swallowed)"
     }
 
+    /// "All but the last chunk, then Cancel", `count` times over one trusted
+    /// connection, each time a new file of `chunks` 1 MiB chunks: what a
+    /// consented peer would do to fill a receiver's staging area. Reports how
+    /// many offers the target accepted (it must keep accepting: stale partials
+    /// make room) and refused.
+    static func cancelFlood(_ target: PeerAddress, as identity: DeviceIdentity, expecting peer: DeviceID?,
+                            count: Int, chunks: Int) async throws -> String {
+        guard case let .opened(connection) = try await HostileConnection.open(to: target, as: identity, expecting: peer) else {
+            return "cancel-flood\tthe connection was not accepted"
+        }
+        let channel = connection.channel
+        var accepted = 0, refused: [String] = [], sentBytes = 0
+        for round in 0..<count {
+            let offerID = UInt64(round + 1)
+            let pieces = (0..<chunks).map { _ in HostilePayload.randomBytes(1 << 20) }
+            let whole = pieces.flatMap { $0 }
+            let manifest = FileManifest(
+                path: RelativePath("cancelled/\(round).bin"), size: UInt64(whole.count), modificationTimeNs: 0,
+                fileHash: Blake2b.hash(whole), chunks: pieces.map { ChunkRef(length: UInt32($0.count), hash: Blake2b.hash($0)) })
+            let asset = Asset(files: [.init(role: .primary, manifest: manifest)])
+            try await channel.send(frames: [HostilePayload.offerFrame(offerID: offerID, assets: [asset])])
+            let answer = await connection.answer(to: offerID, timeout: .seconds(30))
+            guard case .accepted = answer else {
+                refused.append(answer.summary)
+                continue
+            }
+            accepted += 1
+            for index in 0..<(chunks - 1) {
+                try await channel.send(.chunk(.init(offerID: offerID, contentID: asset.contentID, fileIndex: 0,
+                                                    chunkIndex: UInt32(index), payload: .raw(pieces[index][...]))))
+                sentBytes += pieces[index].count
+            }
+            try await channel.send(.cancel(.init(offerID: offerID, reason: "all but the last chunk")))
+            _ = await connection.answer(to: offerID, timeout: .seconds(30))  // the failed Receipt
+        }
+        await connection.close()
+        let refusals = refused.isEmpty ? "" : " (\(refused.first ?? ""))"
+        return "cancel-flood\t\(count) offers of \(chunks) MiB: \(accepted) accepted, \(refused.count) refused\(refusals); \(sentBytes >> 20) MiB left behind by Cancel"
+    }
+
     static func seconds(_ duration: Duration) -> String {
         String(format: "%.1f", Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
     }

@@ -17,6 +17,8 @@ import LocalFirstSync
 ///         N bare TCP connections at once, held, then dropped
 ///     lfsync-hostile-peer hold --connect HOST:PORT [--silent N] [--key FILE --peer ID] [--trickle-every S] [--limit S]
 ///         N silent connections (and, with a trusted key, one that trickles a byte every S s); prints how long each was held
+///     lfsync-hostile-peer cancel-flood --key FILE --connect HOST:PORT [--peer ID] [--count N] [--chunks C]
+///         N times: offer a new file of C MiB, send all but its last chunk, Cancel
 ///     lfsync-hostile-peer stalled-receiver --key FILE --listen HOST:PORT
 ///         accepts one connection and its offer, then swallows everything and answers nothing
 ///
@@ -68,6 +70,17 @@ struct HostilePeer {
             let peer = option("--peer", in: &arguments).flatMap { try? DeviceID(parsing: $0) }
             say(await HostileLoad.hold(target, silent: silent, trickle: trickle, expecting: peer,
                                        trickleEvery: .seconds(every), limit: .seconds(limit)))
+        case "cancel-flood":
+            let identity = loadIdentity(&arguments)
+            let target = requiredTarget(&arguments)
+            let peer = option("--peer", in: &arguments).flatMap { try? DeviceID(parsing: $0) }
+            let count = option("--count", in: &arguments).flatMap(Int.init) ?? 20
+            let chunks = option("--chunks", in: &arguments).flatMap(Int.init) ?? 8
+            do {
+                say(try await HostileLoad.cancelFlood(target, as: identity, expecting: peer, count: count, chunks: max(2, chunks)))
+            } catch {
+                fail(70, "cancel flood: \(error)")
+            }
         case "stalled-receiver":
             let identity = loadIdentity(&arguments)
             guard let address = option("--listen", in: &arguments).flatMap(PeerAddress.init(parsing:)) else {
@@ -148,7 +161,7 @@ struct HostilePeer {
     }
 
     static func usage(_ problem: String) -> Never {
-        fail(64, "\(problem)\nusage: lfsync-hostile-peer id --key FILE\n       lfsync-hostile-peer attack --key FILE --connect HOST:PORT --outside DIR [--peer ID] [--symlink NAME] [SCENARIO...]\n       lfsync-hostile-peer list\n       lfsync-hostile-peer flood|hold|stalled-receiver ... (see the source)")
+        fail(64, "\(problem)\nusage: lfsync-hostile-peer id --key FILE\n       lfsync-hostile-peer attack --key FILE --connect HOST:PORT --outside DIR [--peer ID] [--symlink NAME] [SCENARIO...]\n       lfsync-hostile-peer list\n       lfsync-hostile-peer flood|hold|cancel-flood|stalled-receiver ... (see the source)")
     }
 
     static func fail(_ status: Int32, _ message: String) -> Never {

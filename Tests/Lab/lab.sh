@@ -411,7 +411,7 @@ else
     [ "$(st c failed)" -gt 0 ] 2>/dev/null || why="$why sender status does not show c failed;"
     # A full disk fails assets, one by one; it must not cost the connection.
     jq -r '.peers[]? | select(.peer == "c") | .failures | to_entries[]? | .value' "$WORK/full2.out" 2>/dev/null |
-        grep -q "connection closed" && why="$why the receiver dropped the connection instead of failing assets;"
+        grep -q "connection closed\|connection lost" && why="$why the receiver dropped the connection instead of failing assets;"
 fi
 bytes=$(pb "$WORK/full2.out" c)
 note="exit $rc; filler took ${filler:-0} B; $stored complete files in library, none partial; push: $reason"
@@ -477,7 +477,9 @@ why=""
 m=$(same "$FLOODSRC" "$LIB_b") || why="$why not byte-exact ($m);"
 kill -0 "$SERVE_b" 2>/dev/null || why="$why b's serve died;"
 grep -q "accepting a connection failed\|refused a connection" "$WORK/b/serve.log" || why="$why serve logged neither a failed accept nor a refusal;"
-note="$(cut -f2 "$WORK/flood.out" | head -c 120) at ulimit -n 128; then a's push: exit $rc in ${secs}s"
+fhwm=$(awk '/VmHWM/ {print $2}' "/proc/$SERVE_b/status" 2>/dev/null)
+[ "${fhwm:-0}" -le 153600 ] || why="$why b's serve peaked at $((${fhwm:-0} / 1024)) MiB;"
+note="$(cut -f2 "$WORK/flood.out" | head -c 120) at ulimit -n 128; then a's push: exit $rc in ${secs}s; serve peak RSS $((${fhwm:-0} / 1024)) MiB"
 if [ -z "$why" ]; then record flood-then-push PASS "$(pb "$WORK/flood-push.out" b)" "$note"
 else record flood-then-push FAIL "$(pb "$WORK/flood-push.out" b)" "$why $note $(head -c 300 "$WORK/flood.err" "$WORK/flood-push.err")"; dump_logs; fi
 
@@ -510,6 +512,34 @@ trickled=$(printf %s "$trickle" | sed -n 's/.*(\([0-9]*\) bytes trickled).*/\1/p
 note="a's push exit $rc in ${secs}s; silent: $silent; trickle: $trickle; serve peak RSS $((${hwm:-0} / 1024)) MiB"
 if [ -z "$why" ]; then record slow-connections PASS "$(pb "$WORK/slow-push.out" b)" "$note"
 else record slow-connections FAIL "$(pb "$WORK/slow-push.out" b)" "$why $note $(head -c 300 "$WORK/hold.err")"; dump_logs; fi
+
+# "All but the last chunk, then Cancel", 20 times 8 MiB, at b on a 48 MiB file
+# system: 140 MiB of abandoned partials would fill it three times over. Staging
+# must make room (stale partials no transfer holds go first), so every offer is
+# still accepted, and a's push afterwards still fits.
+stop_serve b
+mkdir -p "$WORK/b/cancelfs"
+on b mount -t tmpfs -o size=48m tmpfs "$WORK/b/cancelfs" || exit 1   # only in b's mount namespace
+LIB_b="$WORK/b/cancelfs"; start_serve b || exit 1
+on c "$HOSTILE" cancel-flood --key "$WORK/c/mallory.key" --connect "$IP_b:$PORT" --peer "$ID_b" --count 20 --chunks 8 \
+    >"$WORK/cancel.out" 2>"$WORK/cancel.err"; crc=$?
+staged=$(on b du -sb "$LIB_b/.lfsync/staging" 2>/dev/null | cut -f1)
+CANCELSRC="$WORK/cancelsrc"
+sample "$CANCELSRC" 40000 || exit 1
+lf a push "$CANCELSRC" --to b --batch --json >"$WORK/cancel-push.out" 2>"$WORK/cancel-push.err"; rc=$?
+result=$(cut -f2 "$WORK/cancel.out")
+why=""
+[ $crc = 0 ] || why="cancel-flood exit $crc: $(head -c 200 "$WORK/cancel.err");"
+printf %s "$result" | grep -q "20 accepted, 0 refused" || why="$why offers refused once staging filled: $result;"
+[ "${staged:-0}" -le $((48 * 1048576)) ] || why="$why staging holds ${staged} B;"
+[ $rc = 0 ] || why="$why a's push afterwards exit $rc ($(head -c 200 "$WORK/cancel-push.err"));"
+# The tmpfs exists only in b's mount namespace: compare a copy taken from inside it.
+mkdir -p "$WORK/b/cancelcopy"
+on b tar -C "$LIB_b" --exclude=./.lfsync -cf - . | tar -C "$WORK/b/cancelcopy" -xf -
+m=$(same "$CANCELSRC" "$WORK/b/cancelcopy") || why="$why not byte-exact ($m);"
+note="$result; staging then held $((${staged:-0} / 1048576)) MiB of the 48 MiB file system; a's push afterwards: exit $rc"
+if [ -z "$why" ]; then record cancel-flood PASS "$(pb "$WORK/cancel-push.out" b)" "$note"
+else record cancel-flood FAIL "$(pb "$WORK/cancel-push.out" b)" "$why $note"; dump_logs; fi
 
 # A receiver that accepts the push and then swallows everything, answering
 # nothing (no receipts, no Pongs): the push must give up within the documented

@@ -101,9 +101,15 @@ public actor LocalSync {
     }
 
     /// Requests from devices that want to connect and are not trusted to do so unasked.
+    ///
+    /// One stream per engine, for one consumer: every call returns the same stream, and
+    /// each request goes to whichever loop takes it first. It keeps the newest 64 unread
+    /// requests (an unanswered one is declined when its timeout runs out, read or not) and
+    /// finishes when the engine stops.
     public nonisolated func connectionRequests() -> AsyncStream<ConnectionRequest> { connectionRequestStream.stream }
 
-    /// Offers from connected peers.
+    /// Offers from connected peers, one consumer as for `connectionRequests()`; the
+    /// newest 256 unread are kept, and the stream finishes when the engine stops.
     public nonisolated func incomingTransfers() -> AsyncStream<IncomingTransfer> { incomingTransferStream.stream }
 
     /// Scanning and hashing progress of `send(library:…)`, before any byte moves.
@@ -194,12 +200,16 @@ public actor LocalSync {
     }
 
     /// Stops listening, withdraws the advertisement and closes every connection.
+    /// `connectionRequests()` and `incomingTransfers()` end here, so a loop over
+    /// them finishes with the engine; a stopped engine is not started again.
     public func stop() async {
         acceptLoop?.cancel()
         await listener?.close()
         await advertisement?.cancel()
         for session in sessions.values { await session.close(reason: "shutting down") }
         sessions.removeAll()
+        connectionRequestStream.continuation.finish()
+        incomingTransferStream.continuation.finish()
     }
 
     /// Lets trusted peers ask us (with a Pull) to offer what they lack.
@@ -395,6 +405,11 @@ public actor LocalSync {
         to destination: TransferDestination = .allConnectedPeers
     ) -> OutgoingTransfer {
         start(OutgoingPush(assets: assets, settled: settledStatus, offerIDs: offerIDs), from: library, to: destination)
+    }
+
+    /// Offers one asset (see `send(_:from:settledStatus:to:)`).
+    public func send(_ asset: Asset, from library: URL, to destination: TransferDestination = .allConnectedPeers) -> OutgoingTransfer {
+        send([asset], from: library, to: destination)
     }
 
     /// Scans `library` and sends it as it is scanned: each run of folders is

@@ -24,8 +24,13 @@ public struct Peer: Hashable, Sendable, CustomStringConvertible {
     public func hash(into hasher: inout Hasher) { hasher.combine(deviceID) }
 }
 
-/// Who a transfer goes to.
-public enum TransferDestination: Sendable {
+/// Who a transfer goes to. An array literal of peers names a subset:
+/// `sync.send(assets, from: library, to: [nas, phone])`.
+public enum TransferDestination: Sendable, ExpressibleByArrayLiteral {
     case allConnectedPeers
     case peers([Peer])
+
+    public init(arrayLiteral peers: Peer...) {
+        self = .peers(peers)
+    }
 }

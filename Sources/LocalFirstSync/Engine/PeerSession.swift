@@ -60,6 +60,8 @@ actor PeerSession {
     }
 
     var isOpen: Bool { closedReason == nil }
+    /// Why the connection ended, once it has.
+    var closeReason: String? { closedReason }
 
     // MARK: - Sending side
 

@@ -85,7 +85,8 @@ actor PeerSendJob {
         commitConfirmed()
         await session.finishOutgoing(launchedOfferIDs)
         // Whatever is still unresolved was cut off: offered but never receipted, or never offered.
-        let lost = cut ?? gaveUp ?? "connection closed before the peer confirmed"
+        let closed = await session.closeReason.map { "connection lost before the peer confirmed: \($0)" }
+        let lost = cut ?? gaveUp ?? closed ?? "connection closed before the peer confirmed"
         fail(owed.keys.map(\.contentID), reason: lost)
         for index in launched..<push.batchCount {
             if let batch = push.batch(index) { fail(batch.assets.map(\.contentID), reason: lost) }

@@ -1,0 +1,50 @@
+import Foundation
+import Testing
+@testable import LFSyncFixtures
+@testable import LocalFirstSync
+
+/// The library API as an app embedding lfsync writes it (README, "Library quickstart").
+@Suite(.timeLimit(.minutes(2))) struct LibraryAPITests {
+    @Test func anArrayOfPeersSendsToThatSubsetOnly() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let (laptop, receivers) = try await LocalSyncTests.household(root, receivers: 2)
+            try EngineHarness.writeSample(at: laptop.library, padding: 5_000)
+            let assets = try await laptop.scan()
+            let nas = try #require(await laptop.sync.connectedPeers.first { $0.deviceID == receivers[0].identity.deviceID })
+            let summaries = await laptop.sync.send(assets, from: laptop.library, to: [nas]).waitUntilCompleted()
+            #expect(summaries.map(\.peer) == [nas])
+            #expect(summaries.first?.state == .completed)
+            #expect(try EngineHarness.tree(receivers[0].library) == EngineHarness.tree(laptop.library))
+            #expect(try EngineHarness.tree(receivers[1].library).isEmpty, "the peer not named received nothing")
+            // The ledger, asked by the peer's proven identity as the app holds it.
+            #expect(try laptop.store.contentIDs(notSyncedWith: nas.syncIdentity, from: assets.map(\.contentID)).isEmpty)
+            let other = try #require(await laptop.sync.connectedPeers.first { $0 != nas })
+            #expect(try laptop.store.assets(notSyncedWith: other.syncIdentity, from: assets).count == assets.count)
+        }
+    }
+
+    @Test func oneAssetCanBeSentOnItsOwn() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let (laptop, receivers) = try await LocalSyncTests.household(root, receivers: 1)
+            try EngineHarness.writeSample(at: laptop.library, padding: 5_000)
+            let asset = try #require(try await laptop.scan().first)
+            let summaries = await laptop.sync.send(asset, from: laptop.library).waitUntilCompleted()
+            #expect(summaries.first?.assetsStored == 1)
+            #expect(try laptop.state(of: asset, for: receivers[0]) == .synced)
+        }
+    }
+
+    @Test func theEventStreamsFinishWhenTheEngineStops() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let network = InMemoryNetwork()
+            let nas = try TestDevice(name: "nas", root: root, transport: network.transport(host: "nas"))
+            try await nas.start(host: "nas")
+            let requests = Task { for await _ in nas.sync.connectionRequests() {} }
+            let transfers = Task { for await _ in nas.sync.incomingTransfers() {} }
+            await nas.sync.stop()
+            // Both loops end: an app's consumer tasks finish with the engine.
+            await requests.value
+            await transfers.value
+        }
+    }
+}
