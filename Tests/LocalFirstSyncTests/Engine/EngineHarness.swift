@@ -15,7 +15,7 @@ final class TestDevice: @unchecked Sendable {
     var address: PeerAddress!
 
     init(name: String, root: URL, transport: any Transport, trusting: [DeviceIdentity] = [], autoAcceptOffers: Bool = true,
-         decisionTimeout: Duration = .seconds(30)) throws {
+         decisionTimeout: Duration = .seconds(30), offerReplyTimeout: Duration = WireProtocol.consentWait) throws {
         self.name = name
         store = try SyncStateStore.inMemory()
         library = root.appendingPathComponent(name, isDirectory: true)
@@ -27,7 +27,7 @@ final class TestDevice: @unchecked Sendable {
         sync = LocalSync(
             identity: identity, store: store,
             configuration: .init(deviceName: name, library: library, libraryChunkIndex: chunkIndex, libraryScanCache: scanCache,
-                                 trust: trust, decisionTimeout: decisionTimeout),
+                                 trust: trust, decisionTimeout: decisionTimeout, offerReplyTimeout: offerReplyTimeout),
             transport: transport)
     }
 

@@ -1,0 +1,42 @@
+import Foundation
+import Testing
+@testable import LFSyncFixtures
+@testable import LocalFirstSync
+
+/// An answer that comes after the sender stopped waiting is handled politely
+/// (PROTOCOL.md, Session flow 4): no "reply to unknown offer" violation, the
+/// connection stays, and the late "yes" is answered with a Cancel, so the
+/// receiver does not wait for chunks that will never come.
+@Suite(.timeLimit(.minutes(1))) struct LateAnswerTests {
+    @Test func aLateYesGetsACancelNotADroppedConnection() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let network = InMemoryNetwork()
+            // The sender waits a fraction of a second only: the person on the NAS answers later.
+            let laptop = try TestDevice(name: "laptop", root: root, transport: network.transport(host: "laptop"),
+                                        offerReplyTimeout: .milliseconds(300))
+            let nas = try TestDevice(name: "nas", root: root, transport: network.transport(host: "nas"),
+                                     trusting: [laptop.identity], autoAcceptOffers: false)
+            try await nas.start(host: "nas")
+            try await laptop.sync.connect(to: nas.address, expecting: nas.identity.deviceID)
+            try EngineHarness.writeSample(at: laptop.library, padding: 5_000)
+            let assets = try await laptop.scan()
+            var offers = nas.sync.incomingTransfers().makeAsyncIterator()
+
+            let summaries = await laptop.sync.send(assets, from: laptop.library).waitUntilCompleted()
+            guard case .declined? = summaries.first?.state else {
+                Issue.record("an unanswered offer should end as declined, got \(String(describing: summaries.first?.state))")
+                return
+            }
+            // Now the person says yes.
+            let offer = try #require(await offers.next())
+            let session = offer.accept()
+            let outcomes = await session.files()
+            #expect(outcomes.count == assets.count)
+            #expect(outcomes.values.allSatisfy { if case .failed = $0 { true } else { false } },
+                    "every accepted asset gets its one Receipt: failed, nothing will come")
+            #expect(await laptop.sync.connectedPeers.count == 1, "a late answer is not a reason to hang up")
+            #expect(await nas.sync.connectedPeers.count == 1)
+            #expect(try EngineHarness.tree(nas.library).isEmpty)
+        }
+    }
+}
