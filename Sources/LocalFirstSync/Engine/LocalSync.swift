@@ -56,12 +56,12 @@ public actor LocalSync {
 
     public let identity: DeviceIdentity
     public let store: SyncStateStore
-    public let serviceType: String
+    public nonisolated let serviceType: String
     public let configuration: Configuration
     /// The receiving library, readable without hopping onto the actor (sessions open it lazily).
     private nonisolated let receiveLibrary: (url: URL, chunkIndex: ChunkIndex?, scanCache: ScanCache?)?
     private let transport: any Transport
-    private let discovery: (any Discovery)?
+    private let discovery: LazyDiscovery
     private var sessions: [DeviceID: PeerSession] = [:]
     /// Who holds which connection slot (see `ConnectionLimits`).
     private var admission: ConnectionAdmission
@@ -79,25 +79,57 @@ public actor LocalSync {
     private var pullHandler: (@Sendable (Peer) async -> [Asset])?
     private var pullLibrary: URL?
 
+    /// - Parameters:
+    ///   - serviceName: the DNS-SD service type this engine advertises and browses when no
+    ///     `discovery` is given (`lfsync`, `_lfsync._tcp`, …; an invalid name falls back to
+    ///     `_lfsync._tcp`). Apps that run side by side with lfsync pick their own.
+    ///   - discovery: how peers are found; nil means DNS-SD through the local avahi-daemon
+    ///     (without a daemon, `nearbyPeers()` reports `.unavailable` and advertising is skipped).
     public init(
         serviceName: String = "_lfsync._tcp", identity: DeviceIdentity, store: SyncStateStore,
         configuration: Configuration, transport: any Transport = TCPTransport(), discovery: (any Discovery)? = nil
     ) {
-        serviceType = serviceName
+        let type = (try? DiscoveryServiceType(serviceName)) ?? .lfsync
+        serviceType = type.description
         self.identity = identity
         self.store = store
         self.configuration = configuration
         receiveLibrary = configuration.library.map { ($0, configuration.libraryChunkIndex, configuration.libraryScanCache) }
         admission = ConnectionAdmission(limits: configuration.connectionLimits)
         self.transport = transport
-        self.discovery = discovery
+        // Made on first use: an engine that never browses or advertises never touches avahi.
+        let localDeviceID = identity.deviceID.description
+        self.discovery = discovery.map { LazyDiscovery(made: $0) }
+            ?? LazyDiscovery { DNSSDDiscovery(configuration: .init(serviceType: type, localDeviceID: localDeviceID)) }
     }
 
     // MARK: - Discovery and connections
 
-    /// Devices appearing and disappearing nearby (DNS-SD and configured static peers).
+    /// Devices appearing and disappearing nearby: DNS-SD under `serviceType` (or the
+    /// discovery given at init, e.g. with configured static peers merged in).
     public nonisolated func nearbyPeers() -> AsyncStream<DiscoveryEvent> {
-        discovery?.events() ?? AsyncStream { $0.yield(.unavailable(reason: "no discovery configured")); $0.finish() }
+        discovery.events()
+    }
+
+    /// Dials a peer that discovery reported, pinning the Device ID it advertised: the
+    /// handshake must prove that key, or the connection is dropped before we identify
+    /// ourselves. Tries each resolved address, then the host name.
+    @discardableResult
+    public func connect(to discovered: DiscoveredPeer, timeout: Duration = .seconds(10)) async throws(SyncError) -> Peer {
+        guard let text = discovered.deviceID, let expected = try? DeviceID(parsing: text) else {
+            throw .connectionFailed("\(discovered.instanceName) advertises no valid Device ID; connect(to:expecting:) with one you trust")
+        }
+        var failure = SyncError.connectionFailed("\(discovered.instanceName) has no address")
+        for host in discovered.addresses + [discovered.host] where !host.isEmpty {
+            do {
+                return try await connect(to: PeerAddress(host: host, port: discovered.port), expecting: expected, timeout: timeout)
+            } catch {
+                // A decline or a wrong key is the device's answer: other addresses would give the same.
+                guard case .connectionFailed = error else { throw error }
+                failure = error
+            }
+        }
+        throw failure
     }
 
     /// Requests from devices that want to connect and are not trusted to do so unasked.
@@ -141,7 +173,7 @@ public actor LocalSync {
                 }
             }
         }
-        if advertise, let discovery {
+        if advertise {
             do {
                 advertisement = try await discovery.advertise(ServiceAdvertisement(
                     instanceName: configuration.deviceName, port: listener.localAddress.port,

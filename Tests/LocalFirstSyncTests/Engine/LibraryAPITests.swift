@@ -47,4 +47,31 @@ import Testing
             await transfers.value
         }
     }
+
+    @Test func aDiscoveredPeerIsDialledWithItsAdvertisedDeviceIDPinned() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let network = InMemoryNetwork()
+            let laptop = try TestDevice(name: "laptop", root: root, transport: network.transport(host: "laptop"))
+            let nas = try TestDevice(name: "nas", root: root, transport: network.transport(host: "nas"), trusting: [laptop.identity])
+            try await nas.start(host: "nas")
+            let found = DiscoveredPeer(instanceName: "nas", deviceID: nas.identity.deviceID.description, protocolVersion: WireProtocol.version,
+                                       host: "nas", port: nas.address.port)
+            let peer = try await laptop.sync.connect(to: found)
+            #expect(peer.deviceID == nas.identity.deviceID)
+
+            // Someone else answering at the advertised address is refused, not trusted.
+            let impostor = DiscoveredPeer(instanceName: "nas", deviceID: DeviceIdentity.generate().deviceID.description,
+                                          protocolVersion: WireProtocol.version, host: "nas", port: nas.address.port)
+            await #expect(throws: SyncError.self) { try await laptop.sync.connect(to: impostor) }
+            let anonymous = DiscoveredPeer(instanceName: "x", deviceID: nil, protocolVersion: nil, host: "nas", port: nas.address.port)
+            await #expect(throws: SyncError.self) { try await laptop.sync.connect(to: anonymous) }
+        }
+    }
+
+    @Test func theServiceNameIsTheServiceTypeAdvertised() throws {
+        let store = try SyncStateStore.inMemory()
+        let sync = LocalSync(serviceName: "photos", identity: .generate(), store: store, configuration: .init(deviceName: "a"))
+        #expect(sync.serviceType == "_photos._tcp")
+        #expect(LocalSync(identity: .generate(), store: store, configuration: .init(deviceName: "b")).serviceType == "_lfsync._tcp")
+    }
 }
