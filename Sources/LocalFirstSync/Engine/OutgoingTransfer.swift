@@ -13,6 +13,8 @@ public final class OutgoingTransfer: AsyncSequence, Sendable {
         var continuations: [AsyncStream<TransferUpdate>.Continuation] = []
         var waiters: [CheckedContinuation<[PeerTransferSummary], Never>] = []
         var history: [TransferUpdate] = []
+        var cancelled = false
+        var cancelHandlers: [@Sendable () -> Void] = []
     }
 
     private let state: Mutex<State>
@@ -44,15 +46,47 @@ public final class OutgoingTransfer: AsyncSequence, Sendable {
     }
 
     /// Waits until every peer's side has ended; one summary per peer, sorted by peer name.
+    /// Cancelling the waiting task cancels the transfer (see `cancel()`); the summaries
+    /// then still arrive, each `.cancelled` unless that peer had already finished.
     public func waitUntilCompleted() async -> [PeerTransferSummary] {
-        await withCheckedContinuation { continuation in
-            let done: [PeerTransferSummary]? = state.withLock { state in
-                if state.summaries.count >= state.expectedPeers { return Self.sorted(state.summaries) }
-                state.waiters.append(continuation)
-                return nil
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let done: [PeerTransferSummary]? = state.withLock { state in
+                    if state.summaries.count >= state.expectedPeers { return Self.sorted(state.summaries) }
+                    state.waiters.append(continuation)
+                    return nil
+                }
+                if let done { continuation.resume(returning: done) }
             }
-            if let done { continuation.resume(returning: done) }
+        } onCancel: {
+            cancel()
         }
+    }
+
+    /// Stops the transfer for every peer still sending: no more offers or chunks, each
+    /// peer is told (a Cancel per open offer, so it stops waiting), and every asset not
+    /// yet confirmed is left `pending` in the ledger — not `failed`: nothing went wrong,
+    /// it was just not sent this time. Idempotent.
+    public func cancel() {
+        let handlers = state.withLock { state -> [@Sendable () -> Void] in
+            guard !state.cancelled else { return [] }
+            state.cancelled = true
+            defer { state.cancelHandlers = [] }
+            return state.cancelHandlers
+        }
+        for handler in handlers { handler() }
+    }
+
+    public var isCancelled: Bool { state.withLock { $0.cancelled } }
+
+    /// Runs `handler` once when the transfer is cancelled (at once if it already is).
+    func onCancel(_ handler: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            if state.cancelled { return true }
+            state.cancelHandlers.append(handler)
+            return false
+        }
+        if now { handler() }
     }
 
     func publish(_ update: TransferUpdate) {

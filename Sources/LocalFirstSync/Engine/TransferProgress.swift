@@ -28,10 +28,13 @@ public enum TransferState: Sendable, Hashable {
     case completed
     case declined(reason: String)
     case failed(reason: String)
+    /// `OutgoingTransfer.cancel()` (or cancelling the task awaiting it) stopped it;
+    /// what was not confirmed stays `pending` in the ledger, to be sent another time.
+    case cancelled
 
     public var isFinal: Bool {
         switch self {
-        case .completed, .declined, .failed: true
+        case .completed, .declined, .failed, .cancelled: true
         case .offering, .transferring: false
         }
     }

@@ -76,6 +76,7 @@ final class ProgressRenderer: @unchecked Sendable {
         case .completed: "done: \(progress.assetsDone) assets confirmed, \(ByteCountText.format(progress.bytesDone)) sent"
         case let .declined(reason): "declined: \(reason)"
         case let .failed(reason): "failed: \(reason)"
+        case .cancelled: "cancelled: \(progress.assetsDone) assets confirmed, the rest left for another time"
         }
         return "\(update.peer.name.padding(toLength: 14, withPad: " ", startingAt: 0)) \(state)"
     }

@@ -69,6 +69,7 @@ actor PeerSendJob {
         publish(.offering)
         let (receipts, sink) = AsyncStream<WireMessage.Receipt>.makeStream()
         receiptSink = sink
+        transfer.onCancel { Task { await self.cancelNow() } }
         // Receipts are taken as they come, while later offers are still being sent.
         let receiving = Task { await self.consume(receipts) }
 
@@ -87,9 +88,13 @@ actor PeerSendJob {
         // Whatever is still unresolved was cut off: offered but never receipted, or never offered.
         let closed = await session.closeReason.map { "connection lost before the peer confirmed: \($0)" }
         let lost = cut ?? gaveUp ?? closed ?? "connection closed before the peer confirmed"
-        fail(owed.keys.map(\.contentID), reason: lost)
-        for index in launched..<push.batchCount {
-            if let batch = push.batch(index) { fail(batch.assets.map(\.contentID), reason: lost) }
+        if cancelled {
+            await leaveCancelled()
+        } else {
+            fail(owed.keys.map(\.contentID), reason: lost)
+            for index in launched..<push.batchCount {
+                if let batch = push.batch(index) { fail(batch.assets.map(\.contentID), reason: lost) }
+            }
         }
         owed = [:]
         for (asset, reason) in push.unofferable {
@@ -102,6 +107,7 @@ actor PeerSendJob {
             : .failed(reason: summary.failures.values.sorted().first ?? lost)
         // The scan stopped part-way: what it never reached was not sent.
         if let failure = push.failure, case .completed = summary.state { summary.state = .failed(reason: failure) }
+        if cancelled, !summary.state.isFinal || summary.state == .completed, !everythingConfirmed { summary.state = .cancelled }
         publish(summary.state)
         transfer.finish(summary)
     }
@@ -147,6 +153,11 @@ actor PeerSendJob {
             defer {
                 index += 1
                 push.advance(consumer, to: index)
+            }
+            if cancelled {
+                // Replies still on their way are not awaited: a late "yes" is answered with a Cancel.
+                await leave(atBatch: index, settled: [])
+                return nil
             }
             // Consent first: nothing more is offered until the first offer is answered.
             launch(upTo: index == 0 ? 1 : index + Self.offerWindow)
@@ -247,6 +258,11 @@ actor PeerSendJob {
             upcoming = position + 1 < plan.count ? await prefetch(plan[position + 1]) : nil
             guard let current else { continue }
             let fetched = await current.value
+            if cancelled {
+                // The one just fetched was read for nothing; the rest of the batch is given back.
+                await reader.leave(atBatch: index, settled: settled, keysOfBatch: { [push] in push.chunkKeys(ofBatch: $0) })
+                return nil
+            }
             if locallyFailed[item.key.contentID] != nil { continue }
             let payload: ChunkPayload
             switch fetched {
@@ -308,6 +324,34 @@ actor PeerSendJob {
         let keys = push.chunkKeys(ofBatch: index)
         await reader.beginBatch(index, keys: keys)
         await reader.abandon(keys)
+    }
+
+    // MARK: - Cancelling
+
+    /// Set by `OutgoingTransfer.cancel()`: nothing more is offered or sent.
+    private var cancelled = false
+    /// Whether every content of the push that was offered got its Receipt, with nothing left unoffered.
+    private var everythingConfirmed = false
+
+    private func cancelNow() {
+        guard !cancelled else { return }
+        cancelled = true
+        receiptSink?.finish()
+    }
+
+    /// Tells the peer to stop waiting for what will not come, and leaves what was
+    /// not confirmed `pending` (a row already `synced` stays so).
+    private func leaveCancelled() async {
+        let open = Set(owed.keys.map(\.offerID)).sorted()
+        for offerID in open {
+            try? await session.send([.cancel(.init(offerID: offerID, reason: "the sender cancelled the transfer"))])
+        }
+        var unconfirmed = owed.keys.map(\.contentID)
+        for index in launched..<push.batchCount {
+            if let batch = push.batch(index) { unconfirmed += batch.assets.map(\.contentID) }
+        }
+        everythingConfirmed = unconfirmed.isEmpty && launched >= push.batchCount
+        try? store.record(.pending, for: unconfirmed.filter { summary.failures[$0] == nil }, peer: peer.ledgerKey, unlessSynced: true)
     }
 
     // MARK: - Receipts
