@@ -32,7 +32,7 @@ let package = Package(
         .target(name: "LFSyncFixtures", dependencies: ["LocalFirstSync"]),
         .executableTarget(name: "lfsync-bench", dependencies: ["LocalFirstSync", "LFSyncFixtures"]),
         .testTarget(
-            name: "LocalFirstSyncTests", dependencies: ["LocalFirstSync", "LFSyncFixtures", "CSodium"],
+            name: "LocalFirstSyncTests", dependencies: ["LocalFirstSync", "LFSyncFixtures", "CSodium", "CLinux"],
             // Read at run time from the source tree, so that other implementations can use them too.
             exclude: ["Vectors"]
         ),

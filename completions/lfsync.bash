@@ -154,12 +154,12 @@ _lfsync_trust() {
     esac
     __lfsync_count_arguments '--name --address'
     if (( __lfsync_only_arguments == 0 )) && [[ $cur == -* ]]; then
-        __lfsync_reply "$cur" '--name --address --auto-accept -q --quiet -v --verbose -h --help'
+        __lfsync_reply "$cur" '--name --address --auto-accept --allow-pull -q --quiet -v --verbose -h --help'
         return 0
     fi
     case $__lfsync_count in
         0) : ;;
-        *) __lfsync_reply "$cur" '--name --address --auto-accept -q --quiet -v --verbose -h --help' ;;
+        *) __lfsync_reply "$cur" '--name --address --auto-accept --allow-pull -q --quiet -v --verbose -h --help' ;;
     esac
     return 0
 }

@@ -100,7 +100,8 @@ complete -c lfsync -n '__fish_lfsync_command_is peers' -s h -l help -d 'Show hel
 # lfsync trust
 complete -c lfsync -n '__fish_lfsync_command_is trust' -l name -x -d 'A name to refer to the device by (default: its short ID).'
 complete -c lfsync -n '__fish_lfsync_command_is trust' -l address -x -d 'Where to reach it when discovery cannot find it.'
-complete -c lfsync -n '__fish_lfsync_command_is trust' -l auto-accept -d 'Accept its offers and pulls without asking.'
+complete -c lfsync -n '__fish_lfsync_command_is trust' -l auto-accept -d 'Accept its offers without asking.'
+complete -c lfsync -n '__fish_lfsync_command_is trust' -l allow-pull -d 'Let it pull everything this device serves (not implied by --auto-accept).'
 complete -c lfsync -n '__fish_lfsync_command_is trust' -s q -l quiet -d 'Print nothing but errors.'
 complete -c lfsync -n '__fish_lfsync_command_is trust' -s v -l verbose -d 'Print more detail.'
 complete -c lfsync -n '__fish_lfsync_command_is trust' -s h -l help -d 'Show help for the command.'
@@ -133,7 +134,7 @@ complete -c lfsync -n '__fish_lfsync_command_is push' -s h -l help -d 'Show help
 complete -c lfsync -n '__fish_lfsync_argument_is push 1+ --to --progress' -a '(__fish_complete_directories)' -d 'Folders to send.'
 
 # lfsync pull
-complete -c lfsync -n '__fish_lfsync_command_is pull' -l from -x -a '(__fish_lfsync_peers)' -d 'The peer to pull from (it must trust this device with --auto-accept).'
+complete -c lfsync -n '__fish_lfsync_command_is pull' -l from -x -a '(__fish_lfsync_peers)' -d 'The peer to pull from (it must trust this device with --allow-pull).'
 complete -c lfsync -n '__fish_lfsync_command_is pull' -l library -x -a '(__fish_complete_directories)' -d 'The folder to receive into.'
 complete -c lfsync -n '__fish_lfsync_command_is pull' -l batch -d 'Unattended: never prompt, lock, quiet on success.'
 complete -c lfsync -n '__fish_lfsync_command_is pull' -s q -l quiet -d 'Print nothing but errors.'

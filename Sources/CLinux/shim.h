@@ -1,5 +1,5 @@
 // Linux and glibc interfaces that Swift's Glibc module leaves out (malloc
-// tuning, early writeback, file cloning). Header-only: nothing to link beyond libc.
+// tuning, early writeback, file cloning, pseudo-terminals). Header-only: nothing to link beyond libc.
 #include <malloc.h>
 #include <sys/types.h>
 #include <sys/ioctl.h>
@@ -10,6 +10,13 @@
 extern int sync_file_range(int fd, __off64_t offset, __off64_t nbytes, unsigned int flags);
 extern int syncfs(int fd);
 extern ssize_t copy_file_range(int fd_in, __off64_t *off_in, int fd_out, __off64_t *off_out, size_t len, unsigned int flags);
+
+// Pseudo-terminals, declared only under _XOPEN_SOURCE / _GNU_SOURCE: the CLI tests run
+// `lfsync serve` on one to see the questions it asks a person.
+extern int posix_openpt(int flags);
+extern int grantpt(int fd);
+extern int unlockpt(int fd);
+extern int ptsname_r(int fd, char *buf, size_t buflen);
 
 /// Starts writeback of a byte range without waiting for it (SYNC_FILE_RANGE_WRITE),
 /// so a later fsync finds little left to flush.

@@ -244,7 +244,8 @@ public actor LocalSync {
         incomingTransferStream.continuation.finish()
     }
 
-    /// Lets trusted peers ask us (with a Pull) to offer what they lack.
+    /// Lets peers the trust policy allows to pull (`TrustPolicy.Entry.mayPull`) ask us
+    /// (with a Pull) to offer what they lack.
     public func servePulls(from library: URL, assets: @escaping @Sendable (Peer) async -> [Asset]) {
         pullLibrary = library
         pullHandler = assets
@@ -554,9 +555,10 @@ public actor LocalSync {
     }
 
     private func answerPull(from peer: Peer) async throws(SyncError) {
-        // The same consent rules as offers: only peers trusted for that may pull.
-        guard configuration.trust.acceptsOffers(from: peer.deviceID) else {
-            throw .declined(reason: "\(peer) is not trusted to pull")
+        // A permission of its own: accepting a peer's offers unasked does not let it take
+        // the library (which holds what every other device sent here).
+        guard configuration.trust.mayPull(peer.deviceID) else {
+            throw .declined(reason: "\(peer) is not allowed to pull from this device")
         }
         guard let handler = pullHandler, let library = pullLibrary else { throw .declined(reason: "this device does not serve pulls") }
         let assets = await handler(peer)

@@ -56,59 +56,17 @@ enum PrivateKeyFile {
         return buffer
     }
 
-    /// Writes `contents` to a private temporary file beside `path`, fsyncs it,
-    /// and hard-links it to `path` — which, unlike rename, fails when `path`
-    /// already exists, so a key another process just created is never replaced.
-    /// Filesystems without hard links fall back to rename.
+    /// Writes `contents` durably with mode 0600 (`DurableFile`), linking it
+    /// into place — which, unlike rename, fails when `path` already exists, so
+    /// a key another process just created is never replaced.
     static func createExclusively(at path: String, contents: [UInt8]) throws(DeviceIdentityError) -> CreateOutcome {
-        let directory = Self.directory(of: path)
-        var nonce = SystemRandomNumberGenerator()
-        let temporary = "\(path).tmp-\(getpid())-\(String(nonce.next() as UInt64, radix: 36))"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw .system(.current("open", path: temporary)) }
-        defer { unlink(temporary) }
-        do {
-            defer { close(descriptor) }
-            // The umask can only remove bits, but be explicit: exactly 0600.
-            guard fchmod(descriptor, 0o600) == 0 else { throw .system(.current("fchmod", path: temporary)) }
-            var written = 0
-            while written < contents.count {
-                let count = contents.withUnsafeBytes { raw in
-                    write(descriptor, raw.baseAddress.map { $0 + written }, raw.count - written)
-                }
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    throw .system(.current("write", path: temporary))
-                }
-                written += count
-            }
-            guard fsync(descriptor) == 0 else { throw .system(.current("fsync", path: temporary)) }
+        let outcome: DurableFile.Outcome
+        do { outcome = try DurableFile.write(contents, to: path, mode: 0o600, placement: .keepExisting) } catch {
+            throw .system(error)
         }
-        if link(temporary, path) != 0 {
-            let error = SystemError.current("link", path: path)
-            switch error.errno {
-            case EEXIST:
-                return .alreadyExists
-            case EPERM, EOPNOTSUPP, ENOSYS, EMLINK:
-                guard rename(temporary, path) == 0 else { throw .system(.current("rename", path: path)) }
-            default:
-                throw .system(error)
-            }
+        switch outcome {
+        case .written: return .created
+        case .alreadyExists: return .alreadyExists
         }
-        syncDirectory(directory)
-        return .created
-    }
-
-    private static func directory(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
-    }
-
-    /// Makes the new directory entry durable; best effort, as some filesystems refuse.
-    private static func syncDirectory(_ directory: String) {
-        let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { return }
-        _ = fsync(descriptor)
-        close(descriptor)
     }
 }

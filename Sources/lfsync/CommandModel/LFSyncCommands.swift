@@ -33,7 +33,7 @@ enum LFSyncCommands {
     static let peers = CommandSpec(
         name: "peers",
         abstract: "Discover nearby devices and list trusted ones",
-        discussion: "Browses the local network over DNS-SD for a few seconds and lists each device found (name, Device ID, address, whether it is trusted), followed by trusted devices that were not seen. Without a running avahi-daemon only trusted devices with a known address are listed, with a note.",
+        discussion: "Browses the local network over DNS-SD for a few seconds and lists each device found (name, Device ID, address, whether it is trusted and, if so, whether its offers are auto-accepted and whether it may pull), followed by trusted devices that were not seen. Without a running avahi-daemon only trusted devices with a known address are listed, with a note.",
         options: [OptionSpec(long: "timeout", valueName: "SECONDS", help: "How long to browse (default 3)."), json],
         examples: ["lfsync peers", "lfsync peers --timeout 10 --json"]
     )
@@ -41,14 +41,16 @@ enum LFSyncCommands {
     static let trust = CommandSpec(
         name: "trust",
         abstract: "Trust a device by its Device ID",
-        discussion: "A trusted device may connect without a question. With --auto-accept its offers are also accepted without asking, which is what unattended (cron) pushes to this device need.",
+        discussion: "A trusted device may connect without a question. With --auto-accept its offers are also accepted without asking, which is what unattended (cron) pushes to this device need. With --allow-pull it may pull: be offered everything this device serves that it lacks, including what other devices sent here. The two are separate, and neither implies the other. Trusting a device again keeps its name and address unless given, and sets both permissions to exactly what that run says.",
         options: [
             OptionSpec(long: "name", valueName: "NAME", help: "A name to refer to the device by (default: its short ID)."),
             OptionSpec(long: "address", valueName: "HOST:PORT", help: "Where to reach it when discovery cannot find it."),
-            OptionSpec(long: "auto-accept", help: "Accept its offers and pulls without asking."),
+            OptionSpec(long: "auto-accept", help: "Accept its offers without asking."),
+            OptionSpec(long: "allow-pull", help: "Let it pull everything this device serves (not implied by --auto-accept)."),
         ],
         arguments: [ArgumentSpec(name: "DEVICE-ID", help: "The Device ID printed by 'lfsync id' on that device.")],
-        examples: ["lfsync trust ABCDEFG-HIJKLMN-... --name nas --address nas.local:7878 --auto-accept"]
+        examples: ["lfsync trust ABCDEFG-HIJKLMN-... --name laptop --auto-accept",
+                   "lfsync trust ABCDEFG-HIJKLMN-... --name nas --address nas.local:7878 --allow-pull"]
     )
 
     static let untrust = CommandSpec(
@@ -61,7 +63,7 @@ enum LFSyncCommands {
     static let serve = CommandSpec(
         name: "serve",
         abstract: "Receive from other devices into a library",
-        discussion: "Listens for connections, advertises this device over DNS-SD, and asks on the terminal before accepting an unknown device or an offer. Trusted devices marked --auto-accept are accepted without asking; everything else is declined when there is no terminal. Logs one line per event; stops on Ctrl-C or SIGTERM.",
+        discussion: "Listens for connections, advertises this device over DNS-SD, and asks on the terminal before accepting an unknown device (showing its full Device ID, and warning when it uses the name of a trusted device) or an offer. Offers from devices trusted with --auto-accept are accepted without asking; everything else is declined when there is no terminal. Pulls are answered only for devices trusted with --allow-pull. Holds the library's lock (.lfsync/lock in DIR) while it runs: a second serve or a pull into the same library exits 75. Logs one line per event; stops on Ctrl-C or SIGTERM.",
         options: [
             OptionSpec(long: "library", valueName: "DIR", help: "The folder to receive into (required).", completion: .directory),
             OptionSpec(long: "listen", valueName: "ADDR:PORT", help: "Address to listen on (default [::]:7878)."),
@@ -90,8 +92,9 @@ enum LFSyncCommands {
     static let pull = CommandSpec(
         name: "pull",
         abstract: "Receive what a trusted peer has that this device lacks",
+        discussion: "Connects to PEER and asks it to offer everything it serves that this device lacks; PEER answers only when it trusts this device with --allow-pull (exit 77 otherwise). Holds the library's lock like serve: exits 75 when a serve or another pull is receiving into DIR.",
         options: [
-            OptionSpec(long: "from", valueName: "PEER", help: "The peer to pull from (it must trust this device with --auto-accept).", completion: .peer),
+            OptionSpec(long: "from", valueName: "PEER", help: "The peer to pull from (it must trust this device with --allow-pull).", completion: .peer),
             OptionSpec(long: "library", valueName: "DIR", help: "The folder to receive into.", completion: .directory),
             OptionSpec(long: "batch", help: "Unattended: never prompt, lock, quiet on success."),
         ],
@@ -101,7 +104,7 @@ enum LFSyncCommands {
     static let status = CommandSpec(
         name: "status",
         abstract: "Show what is synced with which peer",
-        discussion: "Per peer: how many assets are synced, pending, in flight or failed, and their bytes. With PATH, only the assets in that folder are counted, and assets never offered count as pending. With -v, one line per asset.",
+        discussion: "Per peer: whether its offers are accepted without asking (auto-accept) and whether it may pull, and how many assets are synced, pending, in flight or failed, and their bytes. With PATH, only the assets in that folder are counted, and assets never offered count as pending. With -v, one line per asset.",
         options: [OptionSpec(long: "peer", valueName: "PEER", help: "Only this peer.", completion: .peer), json],
         arguments: [ArgumentSpec(name: "PATH", help: "Count only the assets in this folder.", isOptional: true, completion: .directory)],
         examples: ["lfsync status", "lfsync status ~/Pictures --peer nas -v"]

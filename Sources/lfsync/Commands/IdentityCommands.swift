@@ -57,7 +57,9 @@ struct IDCommand {
     }
 }
 
-/// `lfsync trust DEVICE-ID [--name NAME] [--address HOST:PORT] [--auto-accept]`.
+/// `lfsync trust DEVICE-ID [--name NAME] [--address HOST:PORT] [--auto-accept] [--allow-pull]`.
+/// Name and address are kept from before unless given; the two permissions are
+/// exactly what this run says, so running it again is also how one is taken back.
 struct TrustCommand {
     let arguments: ParsedArguments
     let console: Console
@@ -80,11 +82,13 @@ struct TrustCommand {
             throw UsageError(message: "the name '\(name)' is already used for \(clash.deviceID)", hint: "Choose another --name.")
         }
         config.peers.removeAll { (try? DeviceID(parsing: $0.deviceID)) == id }
+        let autoAccept = arguments.flag("auto-accept"), allowPull = arguments.flag("allow-pull")
         config.peers.append(.init(name: name, deviceID: id.description, address: arguments.value("address") ?? existing?.address,
-                                  autoAccept: arguments.flag("auto-accept")))
+                                  autoAccept: autoAccept, allowPull: allowPull))
         config.peers.sort { $0.name < $1.name }
         try config.save(to: home.configURL)
-        console.note("trusting \(name) (\(id))\(arguments.flag("auto-accept") ? ", accepting its offers without asking" : "")")
+        let permissions = [autoAccept ? "accepting its offers without asking" : nil, allowPull ? "letting it pull" : nil].compactMap { $0 }
+        console.note("trusting \(name) (\(id))" + permissions.map { ", " + $0 }.joined())
         return .success
     }
 }

@@ -12,7 +12,28 @@ struct PeersCommand {
         var deviceID: String?
         var address: String?
         var trusted: Bool
+        /// Its offers are accepted without asking (false when not trusted).
+        var autoAccept: Bool
+        /// It may pull from this device (false when not trusted).
+        var allowPull: Bool
         var seen: Bool
+
+        init(name: String, deviceID: String?, address: String?, trusted: DeviceConfig.TrustedPeer?, seen: Bool) {
+            self.name = name
+            self.deviceID = deviceID
+            self.address = address
+            self.trusted = trusted != nil
+            autoAccept = trusted?.autoAccept ?? false
+            allowPull = trusted?.allowPull ?? false
+            self.seen = seen
+        }
+
+        var flags: String {
+            var flags: [String] = []
+            if trusted { flags += ["trusted", DeviceConfig.TrustedPeer.permissions(autoAccept: autoAccept, allowPull: allowPull)] }
+            if !seen { flags.append("not seen") }
+            return flags.joined(separator: ", ")
+        }
     }
 
     func run() async throws -> ExitCode {
@@ -56,17 +77,17 @@ struct PeersCommand {
             let id = peer.deviceID.flatMap { try? DeviceID(parsing: $0) }
             let address = PeerAddress(host: peer.addresses.first ?? peer.host, port: peer.port).description
             rows.append(Row(name: peer.instanceName, deviceID: id?.description, address: address,
-                            trusted: id.map { config.trusted($0) != nil } ?? false, seen: true))
+                            trusted: id.flatMap { config.trusted($0) }, seen: true))
         }
         for trusted in config.peers where !rows.contains(where: { $0.deviceID == trusted.deviceID }) {
-            rows.append(Row(name: trusted.name, deviceID: trusted.deviceID, address: trusted.address, trusted: true, seen: false))
+            rows.append(Row(name: trusted.name, deviceID: trusted.deviceID, address: trusted.address, trusted: trusted, seen: false))
         }
         if let unavailable { console.note("discovery unavailable: \(unavailable)") }
         if arguments.flag("json") {
             console.result(try JSONOutput.render(rows))
         } else {
             for row in rows {
-                let flags = [row.trusted ? "trusted" : nil, row.seen ? nil : "not seen"].compactMap { $0 }.joined(separator: ", ")
+                let flags = row.flags
                 console.result("\(row.name.padding(toLength: 16, withPad: " ", startingAt: 0)) \(row.deviceID ?? "(no ID advertised)")  \(row.address ?? "-")\(flags.isEmpty ? "" : "  (\(flags))")")
             }
             if rows.isEmpty { console.note("no devices found") }

@@ -1,8 +1,8 @@
 import Foundation
 import LocalFirstSync
 
-/// `lfsync pull --from PEER --library DIR`: ask a peer that trusts us to
-/// offer what we lack, and receive it.
+/// `lfsync pull --from PEER --library DIR`: ask a peer that allows us to pull
+/// (`lfsync trust … --allow-pull` there) to offer what we lack, and receive it.
 struct PullCommand {
     let arguments: ParsedArguments
     let console: Console
@@ -21,6 +21,9 @@ struct PullCommand {
         guard let id = target.deviceID, target.trusted != nil else {
             throw UsageError(message: "pull needs a trusted peer ('\(from)' is not one)", hint: "'lfsync trust DEVICE-ID --address HOST:PORT' first.")
         }
+        // Like serve, pull receives into the library: never two receivers in one library.
+        let libraryLock = try LibraryLock.forReceiving(into: library)
+        defer { withExtendedLifetime(libraryLock) {} }
         let index = try home.index(for: library)
         _ = try await LibraryScanner(root: library, cache: index.scanCache, chunkIndex: index.chunkIndex).scan()
         // We asked for this data, so this process accepts the peer's answer without a question.
@@ -61,7 +64,13 @@ struct PullCommand {
         }
         await sync.stop()
         guard let outcome else {
-            throw CommandFailure(message: "\(peer) refused the pull (it must trust this device with --auto-accept)", exitCode: .declined)
+            throw CommandFailure(
+                message: """
+                    \(peer) refused the pull: only devices it trusts with --allow-pull may pull. \
+                    On \(peer.name), run 'lfsync trust \(identity.deviceID) --allow-pull' \
+                    (and --auto-accept too if it should keep accepting this device's pushes unasked).
+                    """,
+                exitCode: .declined)
         }
         let failed = outcome.filter { if case .failed = $0.value { true } else { false } }
         console.note("from \(peer): \(outcome.count - failed.count) assets received, \(failed.count) failed")

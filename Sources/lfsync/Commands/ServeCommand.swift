@@ -19,6 +19,9 @@ struct ServeCommand {
         }
         let identity = try home.identity()
         let config = try DeviceConfig.load(from: home.configURL)
+        // Held until serve stops: a second serve or a pull into this library stops at once (exit 75).
+        let libraryLock = try LibraryLock.forReceiving(into: library)
+        defer { withExtendedLifetime(libraryLock) {} }
         let ledger = try home.ledger()
         let index = try home.index(for: library)
         let log = Self.logger(console)
@@ -52,14 +55,15 @@ struct ServeCommand {
 
         let requests = Task {
             for await request in sync.connectionRequests() where request.isPending {
+                let prompt = ConnectionPrompt(peer: request.peer, config: config)
                 if let prompter {
-                    prompter.ask("\(request.peer) wants to connect. Accept?") { yes in
+                    prompter.ask(prompt.question, isOpen: { request.isPending }) { yes in
                         yes ? request.accept() : request.decline()
-                        log("\(yes ? "accepted" : "declined") connection from \(request.peer)")
+                        log("\(yes ? "accepted" : "declined") connection from \(prompt.summary)")
                     }
                 } else {
                     request.decline()
-                    log("declined connection from \(request.peer): not trusted, and no terminal to ask")
+                    log("declined connection from \(prompt.summary): not trusted, and no terminal to ask")
                 }
             }
         }
@@ -72,7 +76,7 @@ struct ServeCommand {
                 } else if !offer.isPending {
                     continue
                 } else if let prompter {
-                    prompter.ask("\(description). Accept?") { yes in
+                    prompter.ask("\(description). Accept?", isOpen: { offer.isPending }) { yes in
                         if yes {
                             Self.report(offer.accept(), from: offer.from, log: log)
                         } else {

@@ -10,6 +10,10 @@ struct StatusCommand {
     struct PeerStatus: Encodable {
         var peer: String
         var deviceID: String
+        /// Its offers are accepted without asking (false once it is no longer trusted).
+        var autoAccept: Bool
+        /// It may pull from this device (false once it is no longer trusted).
+        var allowPull: Bool
         var synced: Int
         var syncedBytes: UInt64
         var pending: Int
@@ -48,7 +52,9 @@ struct StatusCommand {
         }
         var statuses: [PeerStatus] = []
         for (name, key) in peers {
-            var status = PeerStatus(peer: name, deviceID: key.rawValue, synced: 0, syncedBytes: 0, pending: 0, inFlight: 0, failed: 0)
+            let trusted = (try? DeviceID(parsing: key.rawValue)).flatMap { config.trusted($0) }
+            var status = PeerStatus(peer: name, deviceID: key.rawValue, autoAccept: trusted?.autoAccept ?? false, allowPull: trusted?.allowPull ?? false,
+                                    synced: 0, syncedBytes: 0, pending: 0, inFlight: 0, failed: 0)
             if let assets {
                 var perAsset: [AssetStatus] = []
                 // Counts are per content (the ledger's unit): copies of one content at several
@@ -91,7 +97,8 @@ struct StatusCommand {
         }
         if statuses.isEmpty { console.note("no peers yet: 'lfsync trust DEVICE-ID' adds one") }
         for status in statuses {
-            console.result("\(status.peer) (\(status.deviceID.prefix(7))): \(status.synced) synced (\(ByteCountText.format(status.syncedBytes))), \(status.pending) pending, \(status.inFlight) in flight, \(status.failed) failed")
+            let permissions = DeviceConfig.TrustedPeer.permissions(autoAccept: status.autoAccept, allowPull: status.allowPull)
+            console.result("\(status.peer) (\(status.deviceID.prefix(7)); \(permissions)): \(status.synced) synced (\(ByteCountText.format(status.syncedBytes))), \(status.pending) pending, \(status.inFlight) in flight, \(status.failed) failed")
             for (id, reason) in (status.failures ?? [:]).sorted(by: { $0.key < $1.key }) {
                 console.result("    failed \(id.prefix(12)): \(reason)")
             }

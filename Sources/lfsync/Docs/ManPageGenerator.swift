@@ -119,7 +119,7 @@ struct ManPageGenerator {
         let entries: [(String, String)] = [
             ("", "The default state directory; see \(Roff.bold("ENVIRONMENT")) for where it is otherwise."),
             ("identity.key", "This device's private key (mode 0600), from which its Device ID is derived."),
-            ("config.json", "This device's name and the devices it trusts, with their addresses and whether they are auto-accepted."),
+            ("config.json", "This device's name and the devices it trusts, with their addresses, whether their offers are auto-accepted and whether they may pull (mode 0600, replaced whole so a crash never leaves it half-written)."),
             ("ledger.sqlite", "What was offered to and confirmed by each peer, as \(Roff.bold("\(tool) status")) shows it."),
             ("lock", "Held by \(Roff.bold("\\-\\-batch")) runs, so that overlapping cron runs do not collide (exit 75)."),
             ("libraries/", "One index per library folder (scan cache and chunk index), named after the folder's real path, so that scanning a folder never writes into it."),

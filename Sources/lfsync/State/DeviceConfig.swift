@@ -9,7 +9,35 @@ struct DeviceConfig: Codable, Sendable {
         var name: String
         var deviceID: String
         var address: String?
+        /// Its offers are accepted without asking.
         var autoAccept: Bool
+        /// It may pull: be offered everything this device serves that it lacks.
+        var allowPull: Bool
+
+        init(name: String, deviceID: String, address: String?, autoAccept: Bool, allowPull: Bool) {
+            self.name = name
+            self.deviceID = deviceID
+            self.address = address
+            self.autoAccept = autoAccept
+            self.allowPull = allowPull
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            name = try container.decode(String.self, forKey: .name)
+            deviceID = try container.decode(String.self, forKey: .deviceID)
+            address = try container.decodeIfPresent(String.self, forKey: .address)
+            autoAccept = try container.decode(Bool.self, forKey: .autoAccept)
+            // Configs from before pulls had a permission of their own let every auto-accepted
+            // device pull. That was the hole; reading them as "no pull" closes it, and
+            // 'lfsync trust ID --allow-pull' opens it again for the devices that should.
+            allowPull = try container.decodeIfPresent(Bool.self, forKey: .allowPull) ?? false
+        }
+
+        /// Both permissions in words, as `peers` and `status` show them: "no" is worth seeing too.
+        static func permissions(autoAccept: Bool, allowPull: Bool) -> String {
+            "auto-accept: \(autoAccept ? "yes" : "no"), pull: \(allowPull ? "allowed" : "no")"
+        }
     }
 
     var name: String
@@ -17,40 +45,11 @@ struct DeviceConfig: Codable, Sendable {
 
     static let defaultPort: UInt16 = 7878
 
-    static func load(from url: URL) throws -> DeviceConfig {
-        guard let data = FileManager.default.contents(atPath: url.path) else {
-            return DeviceConfig(name: ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "lfsync")
-        }
-        guard data.count < 4 << 20 else { throw CommandFailure(message: "\(url.path) is too large to be a config file", exitCode: .dataError) }
-        let config: DeviceConfig
-        do { config = try JSONDecoder().decode(DeviceConfig.self, from: data) } catch {
-            throw CommandFailure(message: "\(url.path) is damaged (\(error.localizedDescription)); fix or delete it", exitCode: .dataError)
-        }
-        for peer in config.peers {
-            guard (try? DeviceID(parsing: peer.deviceID)) != nil else {
-                throw CommandFailure(message: "\(url.path): '\(peer.deviceID)' is not a valid Device ID", exitCode: .dataError)
-            }
-        }
-        return config
-    }
-
-    func save(to url: URL) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        let data = try encoder.encode(self)
-        let temporary = url.deletingLastPathComponent().appendingPathComponent(".config.json.\(getpid())")
-        try data.write(to: temporary)
-        // rename(2) replaces atomically: a crash leaves the old or the new file, never half of one.
-        guard rename(temporary.path, url.path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            try? FileManager.default.removeItem(at: temporary)
-            throw CommandFailure(message: "cannot write \(url.path): \(reason)", exitCode: .ioError)
-        }
-    }
-
     var trustPolicy: TrustPolicy {
         TrustPolicy(peers.compactMap { peer in
-            (try? DeviceID(parsing: peer.deviceID)).map { TrustPolicy.Entry(deviceID: $0, acceptsConnections: true, acceptsOffers: peer.autoAccept) }
+            (try? DeviceID(parsing: peer.deviceID)).map {
+                TrustPolicy.Entry(deviceID: $0, acceptsConnections: true, acceptsOffers: peer.autoAccept, mayPull: peer.allowPull)
+            }
         })
     }
 

@@ -22,10 +22,15 @@ struct LFSyncProcess {
     /// other test's tasks meanwhile, handshake timers included.
     /// - Parameter openFileLimit: run under `ulimit -n` of this many descriptors, as a
     ///   user's shell would have it (1024 is the usual default, tests go lower).
-    static func run(_ arguments: [String], home: URL, environment extra: [String: String] = [:], openFileLimit: Int? = nil) async throws -> Output {
+    /// - Parameter timeLimit: seconds after which `timeout(1)` stops it with SIGTERM (exit
+    ///   124), for a command that should end at once but would otherwise run forever (`serve`).
+    static func run(_ arguments: [String], home: URL, environment extra: [String: String] = [:], openFileLimit: Int? = nil,
+                    timeLimit: Int? = nil) async throws -> Output {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
-                continuation.resume(with: Result { try runBlocking(arguments, home: home, environment: extra, openFileLimit: openFileLimit) })
+                continuation.resume(with: Result {
+                    try runBlocking(arguments, home: home, environment: extra, openFileLimit: openFileLimit, timeLimit: timeLimit)
+                })
             }
         }
     }
@@ -36,13 +41,18 @@ struct LFSyncProcess {
         return (URL(fileURLWithPath: "/bin/sh"), ["-c", "ulimit -n \(limit) && exec \"$0\" \"$@\"", binary.path] + arguments)
     }
 
-    private static func runBlocking(_ arguments: [String], home: URL, environment extra: [String: String], openFileLimit: Int?) throws -> Output {
+    private static func runBlocking(_ arguments: [String], home: URL, environment extra: [String: String], openFileLimit: Int?,
+                                    timeLimit: Int?) throws -> Output {
         guard FileManager.default.isExecutableFile(atPath: binary.path) else {
             Issue.record("lfsync binary not found at \(binary.path): run the tests through `make test` (it builds it first)")
             return Output(status: -1, stdout: "", stderr: "")
         }
         let process = Process()
-        (process.executableURL, process.arguments) = command(arguments, openFileLimit: openFileLimit)
+        var (executable, commandArguments) = command(arguments, openFileLimit: openFileLimit)
+        if let timeLimit {
+            (executable, commandArguments) = (URL(fileURLWithPath: "/usr/bin/timeout"), ["\(timeLimit)", executable.path] + commandArguments)
+        }
+        (process.executableURL, process.arguments) = (executable, commandArguments)
         var environment = ProcessInfo.processInfo.environment
         environment["LFSYNC_HOME"] = home.path
         environment["NO_COLOR"] = "1"

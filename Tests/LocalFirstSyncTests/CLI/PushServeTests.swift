@@ -115,15 +115,55 @@ import Testing
             #expect(again.status == 0)
             #expect(again.stderr.contains("0 B sent"))
 
-            // Pull: the laptop serves its library and trusts the nas with pulls; the nas asks for what it lacks.
+            // Pull: the laptop serves its library. Accepting the nas's pushes unasked does not let it pull.
+            // (The nas's own serve stops first: one receiver per library, see oneReceiverPerLibrary.)
+            _ = server.stop()
             #expect(try await laptop.run(["trust", nas.deviceID(), "--name", "nas", "--address", server.address, "--auto-accept"]).status == 0)
+            let refusingServer = try await Server(laptop)
+            try TestSupport.write(Array("only on the laptop\n".utf8), to: laptop.library.appendingPathComponent("new.txt"))
+            #expect(try await nas.run(["trust", laptop.deviceID(), "--name", "laptop", "--address", refusingServer.address, "--auto-accept"]).status == 0)
+            let refused = try await nas.run(["pull", "--from", "laptop", "--library", nas.library.path])
+            #expect(refused.status == 77, "\(refused.stderr)")
+            #expect(refused.stderr.contains("refused the pull") && refused.stderr.contains("--allow-pull"), "\(refused.stderr)")
+            #expect(try Self.tree(nas.library)["new.txt"] == nil)
+            #expect(refusingServer.stop().contains("not allowed to pull"))
+
+            // Allowed to pull (and no longer auto-accepted: the two are independent), the nas gets what it lacks.
+            #expect(try await laptop.run(["trust", nas.deviceID(), "--name", "nas", "--allow-pull"]).status == 0)
             let laptopServer = try await Server(laptop)
             defer { _ = laptopServer.stop() }
-            try TestSupport.write(Array("only on the laptop\n".utf8), to: laptop.library.appendingPathComponent("new.txt"))
             #expect(try await nas.run(["trust", laptop.deviceID(), "--name", "laptop", "--address", laptopServer.address, "--auto-accept"]).status == 0)
             let pulled = try await nas.run(["pull", "--from", "laptop", "--library", nas.library.path])
             #expect(pulled.status == 0, "\(pulled.stderr)")
             #expect(try Self.tree(nas.library)["new.txt"] == Data("only on the laptop\n".utf8))
+        }
+    }
+
+    @Test func oneReceiverPerLibrary() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let (laptop, nas) = try await Self.pair(root)
+            let laptopServer = try await Server(laptop)
+            defer { _ = laptopServer.stop() }
+            #expect(try await nas.run(["trust", laptop.deviceID(), "--name", "laptop", "--address", laptopServer.address]).status == 0)
+            let server = try await Server(nas)
+            // A second serve, or a pull, into the library serve receives into: exit 75 at once, nothing started
+            // (were the lock ignored, the second serve would run until the time limit: exit 124).
+            let second = try await LFSyncProcess.run(["serve", "--library", nas.library.path, "--listen", "127.0.0.1:0", "--no-advertise"],
+                                                     home: nas.home, timeLimit: 30)
+            #expect(second.status == 75, "\(second.stderr)")
+            #expect(second.stderr.contains("another lfsync process is receiving into this library"), "\(second.stderr)")
+            #expect(second.stderr.contains(nas.library.path + "/.lfsync/lock"), "\(second.stderr)")
+            let pull = try await nas.run(["pull", "--from", "laptop", "--library", nas.library.path])
+            #expect(pull.status == 75, "\(pull.stderr)")
+            #expect(!pull.stderr.contains("refused"), "pull went ahead: \(pull.stderr)")
+            // Another library is not affected, and the lock goes with the process that held it.
+            let other = root.appendingPathComponent("other-library")
+            try FileManager.default.createDirectory(at: other, withIntermediateDirectories: true)
+            let elsewhere = try await nas.run(["pull", "--from", "laptop", "--library", other.path])
+            #expect(elsewhere.status == 77, "\(elsewhere.stderr)")
+            _ = server.stop()
+            let again = try await Server(nas)
+            _ = again.stop()
         }
     }
 

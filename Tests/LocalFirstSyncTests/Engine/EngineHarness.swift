@@ -14,8 +14,10 @@ final class TestDevice: @unchecked Sendable {
     let sync: LocalSync
     var address: PeerAddress!
 
+    /// - Parameter allowPulls: whether the devices in `trusting` may also pull (never implied by `autoAcceptOffers`).
     init(name: String, root: URL, transport: any Transport, trusting: [DeviceIdentity] = [], autoAcceptOffers: Bool = true,
-         decisionTimeout: Duration = .seconds(30), offerReplyTimeout: Duration = WireProtocol.consentWait) throws {
+         allowPulls: Bool = false, decisionTimeout: Duration = .seconds(30),
+         offerReplyTimeout: Duration = WireProtocol.consentWait) throws {
         self.name = name
         store = try SyncStateStore.inMemory()
         library = root.appendingPathComponent(name, isDirectory: true)
@@ -23,7 +25,9 @@ final class TestDevice: @unchecked Sendable {
         let index = try LibraryIndex.inMemory()
         chunkIndex = index.chunkIndex
         scanCache = index.scanCache
-        let trust = TrustPolicy(trusting.map { TrustPolicy.Entry(deviceID: $0.deviceID, acceptsConnections: true, acceptsOffers: autoAcceptOffers) })
+        let trust = TrustPolicy(trusting.map {
+            TrustPolicy.Entry(deviceID: $0.deviceID, acceptsConnections: true, acceptsOffers: autoAcceptOffers, mayPull: allowPulls)
+        })
         sync = LocalSync(
             identity: identity, store: store,
             configuration: .init(deviceName: name, library: library, libraryChunkIndex: chunkIndex, libraryScanCache: scanCache,

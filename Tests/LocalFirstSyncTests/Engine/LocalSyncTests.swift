@@ -283,18 +283,25 @@ import Testing
         }
     }
 
-    @Test func trustedPeerCanPullWhatItLacks() async throws {
+    /// A laptop serving a sample library to pullers, trusting `puller` with what the flags say.
+    static func pullServer(root: URL, network: InMemoryNetwork, trusting puller: TestDevice,
+                           autoAcceptOffers: Bool, allowPulls: Bool) async throws -> TestDevice {
+        let laptop = try TestDevice(name: "laptop", root: root, transport: network.transport(host: "laptop"), trusting: [puller.identity],
+                                    autoAcceptOffers: autoAcceptOffers, allowPulls: allowPulls)
+        try await laptop.start(host: "laptop")
+        try EngineHarness.writeSample(at: laptop.library, padding: 5_000)
+        let library = laptop.library
+        await laptop.sync.servePulls(from: library) { _ in (try? await LibraryScanner(root: library).scan().assets) ?? [] }
+        return laptop
+    }
+
+    @Test func peerAllowedToPullCanPullWhatItLacks() async throws {
         try await TestSupport.withTemporaryDirectory { root in
             let network = InMemoryNetwork()
             let nas = try TestDevice(name: "nas", root: root, transport: network.transport(host: "nas"))
-            let laptop = try TestDevice(name: "laptop", root: root, transport: network.transport(host: "laptop"), trusting: [nas.identity])
-            try await laptop.start(host: "laptop")
-            try EngineHarness.writeSample(at: laptop.library, padding: 5_000)
-            let library = laptop.library
-            await laptop.sync.servePulls(from: library) { _ in
-                (try? await LibraryScanner(root: library).scan().assets) ?? []
-            }
-            // The NAS connects and asks; the laptop trusts it, so the offer comes back and lands.
+            // Allowed to pull, and deliberately not auto-accepted: pulling needs only its own permission.
+            let laptop = try await Self.pullServer(root: root, network: network, trusting: nas, autoAcceptOffers: false, allowPulls: true)
+            // The NAS connects and asks; the laptop lets it pull, so the offer comes back and lands.
             let accepting = Task {
                 for await offer in nas.sync.incomingTransfers() where offer.isPending {
                     let session = offer.accept()
@@ -311,23 +318,38 @@ import Testing
         }
     }
 
-    @Test func untrustedPeerCannotPull() async throws {
+    /// Connected, but not allowed to pull: neither as a stranger whose connection was accepted,
+    /// nor as a device whose pushes are accepted unasked (that permission does not extend to pulls).
+    @Test(arguments: [false, true]) func peerNotAllowedToPullIsRefused(autoAcceptOffers: Bool) async throws {
         try await TestSupport.withTemporaryDirectory { root in
             let network = InMemoryNetwork()
-            let stranger = try TestDevice(name: "stranger", root: root, transport: network.transport(host: "stranger"))
-            // Connections from the stranger are accepted, but it is not trusted with offers or pulls.
-            let laptop = try TestDevice(name: "laptop", root: root, transport: network.transport(host: "laptop"), trusting: [stranger.identity], autoAcceptOffers: false)
-            try await laptop.start(host: "laptop")
-            try EngineHarness.writeSample(at: laptop.library, padding: 5_000)
-            let library = laptop.library
-            await laptop.sync.servePulls(from: library) { _ in (try? await LibraryScanner(root: library).scan().assets) ?? [] }
-            let peer = try await stranger.sync.connect(to: laptop.address)
-            try await stranger.sync.pull(from: peer)
+            let phone = try TestDevice(name: "phone", root: root, transport: network.transport(host: "phone"))
+            let laptop = try await Self.pullServer(root: root, network: network, trusting: phone, autoAcceptOffers: autoAcceptOffers, allowPulls: false)
+            let offered = Task {
+                for await offer in phone.sync.incomingTransfers() { return offer.fileCount }
+                return 0
+            }
+            let peer = try await phone.sync.connect(to: laptop.address, expecting: laptop.identity.deviceID)
+            try await phone.sync.pull(from: peer)
             // The laptop refuses with an Error and drops the connection; nothing is offered.
-            for _ in 0..<200 where await !stranger.sync.connectedPeers.isEmpty { try await Task.sleep(for: .milliseconds(10)) }
-            #expect(await stranger.sync.connectedPeers.isEmpty)
-            #expect(try EngineHarness.tree(stranger.library).isEmpty)
+            for _ in 0..<200 where await !phone.sync.connectedPeers.isEmpty { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(await phone.sync.connectedPeers.isEmpty)
+            offered.cancel()
+            #expect(await offered.value == 0)
+            #expect(try EngineHarness.tree(phone.library).isEmpty)
+            #expect(try !EngineHarness.tree(laptop.library).isEmpty)
         }
+    }
+
+    @Test func pullPermissionIsSeparateFromOfferPermission() throws {
+        let id = DeviceIdentity.generate().deviceID
+        let offersOnly = TrustPolicy([.init(deviceID: id, acceptsOffers: true)])
+        #expect(offersOnly.acceptsOffers(from: id))
+        #expect(!offersOnly.mayPull(id))
+        let pullOnly = TrustPolicy([.init(deviceID: id, acceptsOffers: false, mayPull: true)])
+        #expect(pullOnly.mayPull(id))
+        #expect(!pullOnly.acceptsOffers(from: id))
+        #expect(!TrustPolicy().mayPull(id))
     }
 
     @Test func conflictingFileIsStoredBesideNeverOverwritten() async throws {
