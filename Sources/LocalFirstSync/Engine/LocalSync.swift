@@ -530,6 +530,7 @@ public actor LocalSync {
         // Every chunk is read (and, unless settled, hashed) once for all peers: demand is
         // registered per batch for every peer still sending, and each peer drops what it doesn't need.
         let reader = BroadcastChunkReader(rootPath: library.standardizedFileURL.path, peerCount: targets.count)
+        transfer.chunkReader = reader
         let consumers = targets.map { _ in push.addConsumer() }
         let store = store
         let timeout = configuration.offerReplyTimeout

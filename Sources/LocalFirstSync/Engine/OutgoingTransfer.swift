@@ -18,6 +18,13 @@ public final class OutgoingTransfer: AsyncSequence, Sendable {
     }
 
     private let state: Mutex<State>
+    private let reader = Mutex<BroadcastChunkReader?>(nil)
+
+    /// The reader shared by every peer of this transfer (tests check it reads each chunk once).
+    var chunkReader: BroadcastChunkReader? {
+        get { reader.withLock { $0 } }
+        set { reader.withLock { $0 = newValue } }
+    }
 
     init(peerCount: Int) {
         state = Mutex(State(expectedPeers: peerCount))
