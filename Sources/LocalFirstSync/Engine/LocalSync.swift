@@ -33,13 +33,16 @@ public actor LocalSync {
         public var offerReplyTimeout: Duration
         /// Caps on the connections held at once (strangers get tighter ones).
         public var connectionLimits: ConnectionLimits
+        /// The clock every engine deadline runs on (set-up, consent, offer replies, accept
+        /// back-off): tests inject a manual one and advance it instead of sleeping.
+        public var clock: any Clock<Duration>
         public var log: @Sendable (String) -> Void
 
         public init(
             deviceName: String, library: URL? = nil, libraryChunkIndex: ChunkIndex? = nil, libraryScanCache: ScanCache? = nil,
             trust: TrustPolicy = TrustPolicy(),
             decisionTimeout: Duration = WireProtocol.consentTimeout, offerReplyTimeout: Duration = WireProtocol.consentWait,
-            connectionLimits: ConnectionLimits = ConnectionLimits(),
+            connectionLimits: ConnectionLimits = ConnectionLimits(), clock: any Clock<Duration> = ContinuousClock(),
             log: @escaping @Sendable (String) -> Void = { _ in }
         ) {
             self.deviceName = deviceName
@@ -50,6 +53,7 @@ public actor LocalSync {
             storedDecisionTimeout = min(decisionTimeout, WireProtocol.consentTimeout)
             self.offerReplyTimeout = offerReplyTimeout
             self.connectionLimits = connectionLimits
+            self.clock = clock
             self.log = log
         }
     }
@@ -156,6 +160,7 @@ public actor LocalSync {
         let listener: any Listener
         do { listener = try await transport.listen(on: address) } catch { throw .connectionFailed("cannot listen on \(address): \(error)") }
         self.listener = listener
+        let clock = configuration.clock
         acceptLoop = Task { [weak self] in
             // A failed accept (out of descriptors, a connection aborted, no buffers) is about that
             // moment, not the listener: back off and go on, so one flood cannot stop `serve` for good.
@@ -169,7 +174,7 @@ public actor LocalSync {
                     if error == .closed || error == .cancelled || Task.isCancelled { return }
                     let delay = backoff.failed()
                     await self?.noteAcceptFailure(error, retryingIn: delay)
-                    try? await Task.sleep(for: delay)
+                    try? await clock.sleep(for: delay)
                 }
             }
         }
@@ -295,13 +300,14 @@ public actor LocalSync {
     /// - Returns: the registered session, or nil when the connection went no further.
     private func handshakeIncoming(_ connection: any Connection, ticket: ConnectionAdmission.Ticket) async -> PeerSession? {
         // Closing is what ends any wait on the connection; the handshake has its own deadline too.
+        let clock = configuration.clock
         let watchdog = Task {
-            try? await Task.sleep(for: WireProtocol.setUpTimeout)
+            try? await clock.sleep(for: WireProtocol.setUpTimeout)
             if !Task.isCancelled { await connection.close() }
         }
         defer { watchdog.cancel() }
         let channel: SecureChannel
-        do { channel = try await SecureChannel.accept(over: connection, identity: identity, timeout: WireProtocol.setUpTimeout) } catch {
+        do { channel = try await SecureChannel.accept(over: connection, identity: identity, timeout: WireProtocol.setUpTimeout, clock: clock) } catch {
             configuration.log("incoming connection from \(connection.remoteAddress.map { "\($0.host)" } ?? "?") failed: \(error)")
             return nil
         }
@@ -331,7 +337,7 @@ public actor LocalSync {
             } else {
                 let decision = OneShotDecision()
                 connectionRequestStream.continuation.yield(ConnectionRequest(peer: peer, decision: decision))
-                accepted = await decision.wait(timeout: configuration.decisionTimeout)
+                accepted = await decision.wait(timeout: configuration.decisionTimeout, clock: clock)
             }
             if accepted { await channel.limitIncomingFrames(to: FrameDecoder.defaultMaxFrameLength) }
             try await channel.send(.connectionDecision(.init(accepted: accepted, reason: accepted ? nil : "\(configuration.deviceName) declined the connection")))
@@ -392,7 +398,7 @@ public actor LocalSync {
     private func context() -> SessionContext {
         let store = store
         return SessionContext(
-            trust: configuration.trust, decisionTimeout: configuration.decisionTimeout,
+            trust: configuration.trust, decisionTimeout: configuration.decisionTimeout, clock: configuration.clock,
             importerProvider: { [weak self] () throws(SyncError) -> LibraryImporter in
                 guard let self else { throw .cancelled }
                 return try self.importerForReceiving()

@@ -26,10 +26,10 @@ final class OneShotDecision: Sendable {
 
     var answer: Bool? { state.withLock { $0.answer } }
 
-    /// Waits for the answer; an unanswered question is a "no" after `timeout`.
-    func wait(timeout: Duration) async -> Bool {
+    /// Waits for the answer; an unanswered question is a "no" after `timeout` on `clock`.
+    func wait(timeout: Duration, clock: any Clock<Duration> = ContinuousClock()) async -> Bool {
         let timer = Task { [self] in
-            try? await Task.sleep(for: timeout)
+            try? await clock.sleep(for: timeout)
             if !Task.isCancelled { decide(false) }
         }
         defer { timer.cancel() }

@@ -77,8 +77,9 @@ actor PeerSession {
         guard outgoing[offerID] == nil, !retiredOutgoing.contains(offerID) else {
             return .failure(.localFailure("offer \(offerID) was already sent on this connection"))
         }
+        let clock = context.clock
         let timer = Task { [weak self] in
-            try? await Task.sleep(for: timeout)
+            try? await clock.sleep(for: timeout)
             if !Task.isCancelled { await self?.resolveReply(offerID, .failure(.declined(reason: "the peer did not answer the offer in time"))) }
         }
         defer { timer.cancel() }
@@ -305,9 +306,9 @@ actor PeerSession {
         context.announce(IncomingTransfer(
             from: peer, offerID: pushID, items: firstAssets.flatMap(\.placements), fileCount: header.fileCount,
             totalByteCount: header.byteCount, acceptedAutomatically: automatic, decision: decision, session: handle))
-        let timeout = context.decisionTimeout
+        let timeout = context.decisionTimeout, clock = context.clock
         Task {
-            let accepted = await decision.wait(timeout: timeout)
+            let accepted = await decision.wait(timeout: timeout, clock: clock)
             await self.decided(pushID: pushID, accepted: accepted)
         }
     }

@@ -3,6 +3,8 @@
 struct SessionContext: Sendable {
     let trust: TrustPolicy
     let decisionTimeout: Duration
+    /// Where the session's deadlines (consent, offer replies) are measured.
+    let clock: any Clock<Duration>
     let importerProvider: @Sendable () throws(SyncError) -> LibraryImporter
     let announceTransfer: @Sendable (IncomingTransfer) -> Void
     let onReceived: @Sendable ([(content: ContentID, bytes: UInt64)], Peer) -> Void

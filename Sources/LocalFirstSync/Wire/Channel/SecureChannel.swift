@@ -40,7 +40,7 @@ public final class SecureChannel: Sendable {
         over connection: any Connection, identity: DeviceIdentity, expectedPeer: DeviceID? = nil,
         ciphers: [NoiseCipher] = NoiseCipher.usable, timeout: Duration = defaultHandshakeTimeout
     ) async throws(SecureChannelError) -> SecureChannel {
-        try await withDeadline(timeout, connection: connection) { () async throws(SecureChannelError) -> SecureChannel in
+        try await withDeadline(timeout, clock: ContinuousClock(), connection: connection) { () async throws(SecureChannelError) -> SecureChannel in
             var framer = NoiseMessageFramer()
             let offer = CipherOffer.encode(ciphers)
             try await sendHandshake(offer, on: connection)
@@ -68,9 +68,10 @@ public final class SecureChannel: Sendable {
     ///   every cipher this machine can use, fastest first).
     public static func accept(
         over connection: any Connection, identity: DeviceIdentity,
-        ciphers: [NoiseCipher] = NoiseCipher.usable, timeout: Duration = defaultHandshakeTimeout
+        ciphers: [NoiseCipher] = NoiseCipher.usable, timeout: Duration = defaultHandshakeTimeout,
+        clock: any Clock<Duration> = ContinuousClock()
     ) async throws(SecureChannelError) -> SecureChannel {
-        try await withDeadline(timeout, connection: connection) { () async throws(SecureChannelError) -> SecureChannel in
+        try await withDeadline(timeout, clock: clock, connection: connection) { () async throws(SecureChannelError) -> SecureChannel in
             var framer = NoiseMessageFramer()
             let offer = try await receiveHandshake(on: connection, framer: &framer)
             let cipher = try CipherOffer.choose(from: offer, preferring: ciphers)
@@ -158,7 +159,7 @@ public final class SecureChannel: Sendable {
     /// Runs the handshake, closing the connection when it fails or overruns
     /// `timeout` (closing is what unblocks a pending receive).
     private static func withDeadline<T: Sendable>(
-        _ timeout: Duration, connection: any Connection,
+        _ timeout: Duration, clock: any Clock<Duration>, connection: any Connection,
         _ body: @escaping @Sendable () async throws(SecureChannelError) -> T
     ) async throws(SecureChannelError) -> T {
         let outcome: Result<T, SecureChannelError> = await withTaskGroup(of: Result<T, SecureChannelError>?.self) { group in
@@ -166,7 +167,7 @@ public final class SecureChannel: Sendable {
                 do throws(SecureChannelError) { return .success(try await body()) } catch { return .failure(error) }
             }
             group.addTask {
-                try? await Task.sleep(for: timeout)
+                try? await clock.sleep(for: timeout)
                 return Task.isCancelled ? nil : .failure(.handshakeTimedOut)
             }
             var first: Result<T, SecureChannelError>?
