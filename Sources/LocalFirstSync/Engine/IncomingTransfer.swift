@@ -19,21 +19,53 @@ public struct IncomingTransfer: Sendable {
     /// False once answered or timed out: a stream may still hold offers that expired unread.
     public var isPending: Bool { decision.answer == nil }
 
-    /// Accepts the offer; the returned session reports progress and, at the end, the files stored.
+    /// Accepts the offer; the returned session reports progress and, at the end, the files
+    /// stored. Accepting one that was accepted automatically just hands over its session.
+    /// - Throws: `.expired` when its consent time ran out first (the peer was told no),
+    ///   `.declined` when it was declined.
     @discardableResult
-    public func accept() -> ReceiveSessionHandle {
-        decision.decide(true)
+    public func accept() throws(IncomingTransferError) -> ReceiveSessionHandle {
+        guard decision.decide(true) || decision.answer == true else {
+            throw decision.hasExpired ? .expired : .declined
+        }
         return session
     }
 
     public func decline() { decision.decide(false) }
 }
 
+/// Why an incoming transfer cannot be accepted or followed any more.
+public enum IncomingTransferError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Nobody answered within the consent timeout: it counted as declined, and the peer was told.
+    case expired
+    /// It was declined.
+    case declined
+
+    public var description: String {
+        switch self {
+        case .expired: "the offer expired unanswered (the consent timeout ran out) and was declined"
+        case .declined: "the offer was declined"
+        }
+    }
+}
+
 /// The receiving side of an accepted offer, as seen by the application.
 public final class ReceiveSessionHandle: Sendable {
+    /// What became of one asset.
     public enum Outcome: Sendable, Hashable {
+        /// Received, verified and installed (the files, at their final paths).
         case stored([InstalledFile])
+        /// Every file was already in the library with these bytes: nothing was sent.
+        case alreadyPresent([InstalledFile])
         case failed(reason: String)
+
+        /// Whether the asset is in the library now (stored, or already there).
+        public var isInLibrary: Bool {
+            switch self {
+            case .stored, .alreadyPresent: true
+            case .failed: false
+            }
+        }
     }
 
     private struct State {
@@ -45,8 +77,12 @@ public final class ReceiveSessionHandle: Sendable {
     }
 
     private let state = Mutex(State())
+    /// The consent this session depends on (nil: accepted from the start).
+    private let decision: OneShotDecision?
 
-    init() {}
+    init(decision: OneShotDecision? = nil) {
+        self.decision = decision
+    }
 
     public var progress: TransferProgress { state.withLock { $0.progress } }
 
@@ -63,7 +99,14 @@ public final class ReceiveSessionHandle: Sendable {
     }
 
     /// Waits for the end of the session; per asset, what was stored or why it failed.
-    public func files() async -> [ContentID: Outcome] {
+    /// - Throws: `.expired` or `.declined` when the transfer was never accepted.
+    public func files() async throws(IncomingTransferError) -> [ContentID: Outcome] {
+        let outcomes = await finished()
+        if let decision, decision.answer == false { throw decision.hasExpired ? .expired : .declined }
+        return outcomes
+    }
+
+    private func finished() async -> [ContentID: Outcome] {
         await withCheckedContinuation { continuation in
             let done: [ContentID: Outcome]? = state.withLock { state in
                 if state.finished { return state.outcomes }

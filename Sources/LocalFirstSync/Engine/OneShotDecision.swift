@@ -5,6 +5,8 @@ import Synchronization
 final class OneShotDecision: Sendable {
     private struct State {
         var answer: Bool?
+        /// The "no" came from the clock, not from a person or the policy.
+        var expired = false
         var waiters: [CheckedContinuation<Bool, Never>] = []
     }
 
@@ -12,10 +14,11 @@ final class OneShotDecision: Sendable {
 
     /// Records `answer` unless one was already given; returns whether it counted.
     @discardableResult
-    func decide(_ answer: Bool) -> Bool {
+    func decide(_ answer: Bool, expiring: Bool = false) -> Bool {
         let waiters: [CheckedContinuation<Bool, Never>]? = state.withLock { state in
             guard state.answer == nil else { return nil }
             state.answer = answer
+            state.expired = expiring
             defer { state.waiters = [] }
             return state.waiters
         }
@@ -25,12 +28,13 @@ final class OneShotDecision: Sendable {
     }
 
     var answer: Bool? { state.withLock { $0.answer } }
+    var hasExpired: Bool { state.withLock { $0.expired } }
 
     /// Waits for the answer; an unanswered question is a "no" after `timeout` on `clock`.
     func wait(timeout: Duration, clock: any Clock<Duration> = ContinuousClock()) async -> Bool {
         let timer = Task { [self] in
             try? await clock.sleep(for: timeout)
-            if !Task.isCancelled { decide(false) }
+            if !Task.isCancelled { decide(false, expiring: true) }
         }
         defer { timer.cancel() }
         return await withCheckedContinuation { continuation in

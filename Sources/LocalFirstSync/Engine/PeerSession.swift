@@ -298,9 +298,9 @@ actor PeerSession {
 
     /// A new push: the application hears of it, and the trust policy, a person or the clock answers.
     private func announce(pushID: UInt64, header: WireMessage.PushHeader, firstAssets: [PlacedAsset]) {
-        let handle = ReceiveSessionHandle()
-        transfers[pushID] = handle
         let decision = OneShotDecision()
+        let handle = ReceiveSessionHandle(decision: decision)
+        transfers[pushID] = handle
         let automatic = context.trust.acceptsOffers(from: peer.deviceID) || firstAssets.isEmpty
         if automatic { decision.decide(true) }
         context.announce(IncomingTransfer(

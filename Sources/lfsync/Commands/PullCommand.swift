@@ -48,7 +48,8 @@ struct PullCommand {
         let outcome: [ContentID: ReceiveSessionHandle.Outcome]? = await withTaskGroup(of: [ContentID: ReceiveSessionHandle.Outcome]?.self) { group in
             group.addTask {
                 for await offer in offers where offer.from.deviceID == id {
-                    return await offer.accept().files()
+                    // The pull's answer is accepted at once; one that cannot be is no answer.
+                    return try? await offer.accept().files()
                 }
                 return nil
             }

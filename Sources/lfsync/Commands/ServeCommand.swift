@@ -72,13 +72,13 @@ struct ServeCommand {
                 let description = "\(offer.from) offers \(offer.fileCount) file\(offer.fileCount == 1 ? "" : "s"), \(ByteCountText.format(offer.totalByteCount))"
                 if offer.acceptedAutomatically {
                     log("\(description): accepted (trusted)")
-                    Self.report(offer.accept(), from: offer.from, log: log)
+                    Self.report(offer, log: log)
                 } else if !offer.isPending {
                     continue
                 } else if let prompter {
                     prompter.ask("\(description). Accept?", isOpen: { offer.isPending }) { yes in
                         if yes {
-                            Self.report(offer.accept(), from: offer.from, log: log)
+                            Self.report(offer, log: log)
                         } else {
                             offer.decline()
                         }
@@ -98,11 +98,19 @@ struct ServeCommand {
         return .success
     }
 
-    private static func report(_ session: ReceiveSessionHandle, from peer: Peer, log: @escaping @Sendable (String) -> Void) {
+    /// Accepts `offer` and logs, when its push ends, what was stored and what failed.
+    private static func report(_ offer: IncomingTransfer, log: @escaping @Sendable (String) -> Void) {
+        let peer = offer.from
         Task {
-            let outcomes = await session.files()
+            let outcomes: [ContentID: ReceiveSessionHandle.Outcome]
+            do { outcomes = try await offer.accept().files() } catch {
+                log("\(offer.from): \(error)")
+                return
+            }
             let stored = outcomes.values.filter { if case .stored = $0 { true } else { false } }.count
+            let present = outcomes.values.filter { if case .alreadyPresent = $0 { true } else { false } }.count
             var line = "from \(peer): \(stored) stored"
+            if present > 0 { line += ", \(present) already here" }
             let failures = outcomes.compactMap { id, outcome -> String? in
                 if case let .failed(reason) = outcome { return "\(id.hash.shortHex): \(reason)" }
                 return nil

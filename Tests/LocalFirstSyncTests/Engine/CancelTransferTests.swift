@@ -39,7 +39,7 @@ import Testing
             #expect(states.contains(.pending), "the transfer was stopped before everything was confirmed")
             // The receiver was told: every asset it accepted got its Receipt, and the connection stays.
             let incoming = try #require(await offers.next())
-            let outcomes = await incoming.accept().files()  // accepted automatically: this only hands over the session
+            let outcomes = try await incoming.accept().files()  // accepted automatically: this only hands over the session
             #expect(outcomes.count == assets.count)
             #expect(await laptop.sync.connectedPeers.count == 1)
             // What was left pending goes through on the next send.

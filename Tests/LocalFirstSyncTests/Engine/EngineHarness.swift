@@ -17,7 +17,7 @@ final class TestDevice: @unchecked Sendable {
     /// - Parameter allowPulls: whether the devices in `trusting` may also pull (never implied by `autoAcceptOffers`).
     init(name: String, root: URL, transport: any Transport, trusting: [DeviceIdentity] = [], autoAcceptOffers: Bool = true,
          allowPulls: Bool = false, decisionTimeout: Duration = .seconds(30),
-         offerReplyTimeout: Duration = WireProtocol.consentWait) throws {
+         offerReplyTimeout: Duration = WireProtocol.consentWait, clock: any Clock<Duration> = ContinuousClock()) throws {
         self.name = name
         store = try SyncStateStore.inMemory()
         library = root.appendingPathComponent(name, isDirectory: true)
@@ -31,7 +31,7 @@ final class TestDevice: @unchecked Sendable {
         sync = LocalSync(
             identity: identity, store: store,
             configuration: .init(deviceName: name, library: library, libraryChunkIndex: chunkIndex, libraryScanCache: scanCache,
-                                 trust: trust, decisionTimeout: decisionTimeout, offerReplyTimeout: offerReplyTimeout),
+                                 trust: trust, decisionTimeout: decisionTimeout, offerReplyTimeout: offerReplyTimeout, clock: clock),
             transport: transport)
     }
 

@@ -29,8 +29,8 @@ import Testing
             }
             // Now the person says yes.
             let offer = try #require(await offers.next())
-            let session = offer.accept()
-            let outcomes = await session.files()
+            let session = try offer.accept()
+            let outcomes = try await session.files()
             #expect(outcomes.count == assets.count)
             #expect(outcomes.values.allSatisfy { if case .failed = $0 { true } else { false } },
                     "every accepted asset gets its one Receipt: failed, nothing will come")

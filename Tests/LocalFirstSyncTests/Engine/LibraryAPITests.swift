@@ -74,4 +74,48 @@ import Testing
         #expect(sync.serviceType == "_photos._tcp")
         #expect(LocalSync(identity: .generate(), store: store, configuration: .init(deviceName: "b")).serviceType == "_lfsync._tcp")
     }
+
+    /// An offer nobody answered in time was declined for us: accepting it later, or
+    /// waiting for its files, says so with a typed error instead of waiting for ever.
+    @Test func acceptingAnExpiredOfferThrowsExpired() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let network = InMemoryNetwork()
+            let clock = ManualClock()
+            let laptop = try TestDevice(name: "laptop", root: root, transport: network.transport(host: "laptop"))
+            let nas = try TestDevice(name: "nas", root: root, transport: network.transport(host: "nas"), trusting: [laptop.identity],
+                                     autoAcceptOffers: false, decisionTimeout: .seconds(60), clock: clock)
+            try await nas.start(host: "nas")
+            try await laptop.sync.connect(to: nas.address, expecting: nas.identity.deviceID)
+            try EngineHarness.writeSample(at: laptop.library, padding: 5_000)
+            var offers = nas.sync.incomingTransfers().makeAsyncIterator()
+            let transfer = await laptop.sync.send(try await laptop.scan(), from: laptop.library)
+            let offer = try #require(await offers.next())
+            await clock.waitForSleepers(count: 1)
+            clock.advance(by: .seconds(60))
+            let summaries = await transfer.waitUntilCompleted()
+            guard case .declined? = summaries.first?.state else {
+                Issue.record("an offer that expired should reach the sender as declined: \(summaries)")
+                return
+            }
+            #expect(throws: IncomingTransferError.expired) { try offer.accept() }
+            await #expect(throws: IncomingTransferError.expired) { try await offer.session.files() }
+        }
+    }
+
+    @Test func filesAlreadyInTheLibraryAreReportedAsAlreadyPresent() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let (laptop, receivers) = try await LocalSyncTests.household(root, receivers: 1)
+            try EngineHarness.writeSample(at: laptop.library, padding: 5_000)
+            let assets = try await laptop.scan()
+            var offers = receivers[0].sync.incomingTransfers().makeAsyncIterator()
+            _ = await laptop.sync.send(assets, from: laptop.library).waitUntilCompleted()
+            let first = try await #require(await offers.next()).accept().files()
+            #expect(first.values.allSatisfy { if case .stored = $0 { true } else { false } })
+            _ = await laptop.sync.send(assets, from: laptop.library).waitUntilCompleted()
+            let second = try await #require(await offers.next()).accept().files()
+            #expect(second.count == assets.count)
+            #expect(second.values.allSatisfy { if case .alreadyPresent = $0 { true } else { false } }, "\(second.values)")
+            #expect(second.values.allSatisfy { $0.isInLibrary })
+        }
+    }
 }

@@ -302,16 +302,16 @@ import Testing
             // Allowed to pull, and deliberately not auto-accepted: pulling needs only its own permission.
             let laptop = try await Self.pullServer(root: root, network: network, trusting: nas, autoAcceptOffers: false, allowPulls: true)
             // The NAS connects and asks; the laptop lets it pull, so the offer comes back and lands.
-            let accepting = Task {
+            let accepting = Task { () throws -> [ContentID: ReceiveSessionHandle.Outcome] in
                 for await offer in nas.sync.incomingTransfers() where offer.isPending {
-                    let session = offer.accept()
-                    return await session.files()
+                    let session = try offer.accept()
+                    return try await session.files()
                 }
                 return [:]
             }
             let laptopPeer = try await nas.sync.connect(to: laptop.address, expecting: laptop.identity.deviceID)
             try await nas.sync.pull(from: laptopPeer)
-            let outcomes = await accepting.value
+            let outcomes = try await accepting.value
             #expect(!outcomes.isEmpty)
             #expect(outcomes.values.allSatisfy { if case .stored = $0 { true } else { false } })
             #expect(try EngineHarness.tree(nas.library) == EngineHarness.tree(laptop.library))

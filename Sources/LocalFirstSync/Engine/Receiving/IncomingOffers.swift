@@ -302,7 +302,7 @@ struct IncomingOffers {
         var received: [(content: ContentID, bytes: UInt64)] = []
         let ready = immediatelyReady(offerID)
         for asset in ready.inPlace {
-            actions.append(.outcome(pushID: pushID, contentID: asset.contentID, .stored(Self.alreadyPresent(asset))))
+            actions.append(.outcome(pushID: pushID, contentID: asset.contentID, .alreadyPresent(Self.alreadyPresent(asset))))
             receipts.append(.receipt(.init(offerID: offerID, contentID: asset.contentID, outcome: .stored)))
             received.append((asset.contentID, asset.contentSize))
             actions += resolve(AssetKey(offerID: offerID, contentID: asset.contentID), failed: false, sendingReceipt: false)
