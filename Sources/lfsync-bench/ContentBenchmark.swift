@@ -34,6 +34,10 @@ struct ContentBenchmark {
 
         let library = workDirectory.appendingPathComponent("rescan-library")
         try CorpusWriter.smallFiles(at: library, count: rescanFiles, seed: 7)
+        // The scan cache trusts a file's stamp only once the file has been left alone for 3 s
+        // (a write in the same clock tick would be invisible): let the new files settle, as a
+        // library does between a day's photos and the night's push.
+        try await Task.sleep(for: .seconds(3.5))
         let indexURL = workDirectory.appendingPathComponent("rescan-index.sqlite")
         try? FileManager.default.removeItem(at: indexURL)
         let index = try LibraryIndex.open(at: indexURL)
