@@ -203,23 +203,7 @@ public actor LocalSync {
             throw .connectionFailed("\(address): \(error)")
         }
         do {
-            // No set-up frame cap on this side: the responder may start a push right behind its
-            // decision, in the same Noise message, and we chose to dial it.
-            try await channel.send(.hello(hello()))
-            // The other side may be asking a person: wait as long as it may take to say no.
-            let answers = ContinuousClock.now + WireProtocol.consentWait
-            guard case let .hello(theirs)? = try await Self.receiveSetUp(on: channel, until: answers) else {
-                throw SyncError.protocolViolation("expected Hello")
-            }
-            try Self.checkVersion(theirs)
-            guard case let .connectionDecision(decision)? = try await Self.receiveSetUp(on: channel, until: answers) else {
-                throw SyncError.protocolViolation("expected ConnectionDecision")
-            }
-            let peer = Peer(deviceID: channel.remoteDeviceID, name: theirs.deviceName, address: address)
-            guard decision.accepted else {
-                await channel.close()
-                throw SyncError.declined(reason: decision.reason ?? "\(peer) declined the connection")
-            }
+            let peer = try await ConnectionSetUp.initiate(on: channel, hello: hello(), address: address)
             await register(PeerSession(peer: peer, channel: channel, context: context()))
             configuration.log("connected to \(peer) at \(address)")
             return peer
@@ -282,18 +266,6 @@ public actor LocalSync {
         }
     }
 
-    /// The next set-up message, waiting through quiet spells (the other side's person may be
-    /// deciding) but not past `deadline`.
-    private static func receiveSetUp(on channel: SecureChannel, until deadline: ContinuousClock.Instant) async throws(SecureChannelError) -> WireMessage? {
-        while true {
-            do throws(SecureChannelError) {
-                return try await channel.receive()
-            } catch {
-                guard case .transport(.timedOut(.idle)) = error, ContinuousClock.now < deadline else { throw error }
-            }
-        }
-    }
-
     /// The responder's set-up: handshake, Hellos, consent. Until the decision the
     /// connection is a stranger's: it must finish its part within
     /// `WireProtocol.setUpTimeout` of the accept, and may send only small frames.
@@ -313,23 +285,9 @@ public actor LocalSync {
         }
         await channel.limitIncomingFrames(to: WireProtocol.setUpFrameLimit)
         do {
-            let first: WireMessage?
-            do { first = try await channel.receive() } catch {
-                // A Hello that does not decode (a version we don't speak, bad text) is named before we hang up.
-                if let reply = error.errorReply { try? await channel.send(.error(reply)) }
-                throw error
-            }
-            guard case let .hello(theirs)? = first else {
-                let what = first.map { "\($0.type)" } ?? "nothing"
-                try? await channel.send(.error(.init(code: .unexpectedMessage, message: "expected Hello, got \(what)")))
-                throw SyncError.protocolViolation("expected Hello, got \(what)")
-            }
+            let theirs = try await ConnectionSetUp.receiveHello(on: channel)
             watchdog.cancel()
-            try await channel.send(.hello(hello()))
-            do { try Self.checkVersion(theirs) } catch {
-                try? await channel.send(.error(.init(code: .unsupportedProtocolVersion, message: WireText.fitted(error.description, maxBytes: 1000))))
-                throw error
-            }
+            try await ConnectionSetUp.answer(theirs, with: hello(), on: channel)
             let peer = Peer(deviceID: channel.remoteDeviceID, name: theirs.deviceName, address: connection.remoteAddress)
             let accepted: Bool
             if configuration.trust.acceptsConnection(from: peer.deviceID) {
@@ -339,8 +297,7 @@ public actor LocalSync {
                 connectionRequestStream.continuation.yield(ConnectionRequest(peer: peer, decision: decision))
                 accepted = await decision.wait(timeout: configuration.decisionTimeout, clock: clock)
             }
-            if accepted { await channel.limitIncomingFrames(to: FrameDecoder.defaultMaxFrameLength) }
-            try await channel.send(.connectionDecision(.init(accepted: accepted, reason: accepted ? nil : "\(configuration.deviceName) declined the connection")))
+            try await ConnectionSetUp.decide(accepted, on: channel, declinedBy: configuration.deviceName)
             guard accepted else {
                 configuration.log("declined connection from \(peer)")
                 await channel.close()
@@ -384,15 +341,7 @@ public actor LocalSync {
     }
 
     private func hello() -> WireMessage.Hello {
-        WireMessage.Hello(
-            protocolVersion: WireProtocol.version, deviceName: WireText.fitted(configuration.deviceName, maxBytes: WireMessage.Hello.maxDeviceNameBytes),
-            softwareVersion: LFSyncVersion.current, capabilities: .zstd)
-    }
-
-    private static func checkVersion(_ hello: WireMessage.Hello) throws(SyncError) {
-        guard WireProtocol.supportedVersions.contains(hello.protocolVersion) else {
-            throw .protocolViolation("peer speaks protocol version \(hello.protocolVersion); this lfsync speaks \(WireProtocol.version)")
-        }
+        ConnectionSetUp.hello(deviceName: configuration.deviceName)
     }
 
     private func context() -> SessionContext {

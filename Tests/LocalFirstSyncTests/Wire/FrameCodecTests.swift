@@ -127,8 +127,9 @@ import Testing
         struct Refused: Error {}
         #expect(throws: Refused.self) { _ = try decoder.appendInPlace(count: 50) { _ throws(Refused) in throw Refused() } }
         #expect(decoder.bufferedByteCount == 100, "a failed write appends nothing")
+        let rest = Array(encoded[105..<305])
         #expect(try decoder.appendInPlace(count: 200) { output in
-            output.copyMemory(from: UnsafeRawBufferPointer(start: Array(encoded[105..<305]), count: 200))
+            rest.withUnsafeBytes { output.copyMemory(from: $0) }
         })
         try decoder.append(encoded[305...])
         #expect(try Self.drain(&decoder) == [Frame(type: 0x12, payload: payload), Frame(type: 1, payload: [9])])
