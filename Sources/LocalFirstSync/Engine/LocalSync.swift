@@ -469,9 +469,9 @@ public actor LocalSync {
             Task {
                 // What the push will hold is known once it is fed whole.
                 var index = 0
-                var failures: [ContentID: String] = [:]
+                var failures: [ContentID: AssetFailure] = [:]
                 while await push.ready(index) {
-                    for asset in push.batch(index)?.assets ?? [] { failures[asset.contentID] = "not connected" }
+                    for asset in push.batch(index)?.assets ?? [] { failures[asset.contentID] = .notConnected }
                     index += 1
                     push.advance(consumer, to: index)
                 }

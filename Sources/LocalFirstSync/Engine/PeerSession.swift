@@ -80,7 +80,7 @@ actor PeerSession {
         let clock = context.clock
         let timer = Task { [weak self] in
             try? await clock.sleep(for: timeout)
-            if !Task.isCancelled { await self?.resolveReply(offerID, .failure(.declined(reason: "the peer did not answer the offer in time"))) }
+            if !Task.isCancelled { await self?.resolveReply(offerID, .failure(.timedOut("the peer did not answer the offer in time"))) }
         }
         defer { timer.cancel() }
         return await withCheckedContinuation { continuation in
@@ -309,14 +309,16 @@ actor PeerSession {
         let timeout = context.decisionTimeout, clock = context.clock
         Task {
             let accepted = await decision.wait(timeout: timeout, clock: clock)
-            await self.decided(pushID: pushID, accepted: accepted)
+            await self.decided(pushID: pushID, accepted: accepted, expired: decision.hasExpired)
         }
     }
 
-    private func decided(pushID: UInt64, accepted: Bool) async {
+    private func decided(pushID: UInt64, accepted: Bool, expired: Bool) async {
         guard closedReason == nil else { return }
-        if !accepted { context.log("declined offer from \(peer)") }
-        await perform(incoming.decided(pushID: pushID, accepted: accepted))
+        if !accepted { context.log(expired ? "offer from \(peer) expired unanswered" : "declined offer from \(peer)") }
+        // The sender's person should know whether someone said no or nobody was there.
+        let reason = expired ? "nobody answered in time" : "declined"
+        await perform(incoming.decided(pushID: pushID, accepted: accepted, reason: reason))
     }
 
     // MARK: - Finishing and installing, off the actor

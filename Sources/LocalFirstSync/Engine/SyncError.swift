@@ -3,6 +3,8 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     case connectionFailed(String)
     /// The peer (or its user) said no, or did not answer in time.
     case declined(reason: String)
+    /// The peer did not answer in time.
+    case timedOut(String)
     case notConnected(DeviceID)
     case protocolViolation(String)
     /// The peer sent a message that does not decode (a chunk whose zstd output
@@ -18,6 +20,7 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case let .connectionFailed(reason): "connection failed: \(reason)"
         case let .declined(reason): "declined: \(reason)"
+        case let .timedOut(reason): "timed out: \(reason)"
         case let .notConnected(id): "not connected to \(id.shortForm)"
         case let .protocolViolation(reason): "protocol violation: \(reason)"
         case let .malformedMessage(reason): "bad message from peer: \(reason)"

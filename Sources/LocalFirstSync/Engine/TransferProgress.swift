@@ -55,6 +55,6 @@ public struct PeerTransferSummary: Sendable, Hashable {
     public var assetsFailed: Int
     /// Chunk payload bytes put on the wire (after compression) for this peer.
     public var chunkBytesSent: UInt64
-    /// Reasons per failed asset.
-    public var failures: [ContentID: String]
+    /// Why each asset that did not reach this peer failed.
+    public var failures: [ContentID: AssetFailure]
 }

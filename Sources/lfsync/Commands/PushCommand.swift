@@ -99,7 +99,7 @@ struct PushCommand {
                     report.assetsStored += summary.assetsStored
                     report.assetsFailed += summary.assetsFailed
                     report.chunkBytesSent += summary.chunkBytesSent
-                    for (id, reason) in summary.failures { report.failures[id.hex] = reason }
+                    for (id, failure) in summary.failures { report.failures[id.hex] = failure.description }
                     switch summary.state {
                     case .completed: break
                     case let .declined(reason):

@@ -27,6 +27,8 @@ import Testing
                 Issue.record("an unanswered offer should end as declined, got \(String(describing: summaries.first?.state))")
                 return
             }
+            // Typed per asset: the sender stopped waiting, so each asset timed out.
+            #expect(summaries.first?.failures.values.allSatisfy { if case .timedOut = $0 { true } else { false } } == true)
             // Now the person says yes.
             let offer = try #require(await offers.next())
             let session = try offer.accept()

@@ -97,6 +97,11 @@ import Testing
                 Issue.record("an offer that expired should reach the sender as declined: \(summaries)")
                 return
             }
+            // Per asset, typed: the receiver declined for its absent person, and says so.
+            let failures = summaries.first?.failures ?? [:]
+            #expect(!failures.isEmpty && failures.values.allSatisfy {
+                if case let .declined(reason) = $0 { reason.contains("nobody answered in time") } else { false }
+            }, "\(failures)")
             #expect(throws: IncomingTransferError.expired) { try offer.accept() }
             await #expect(throws: IncomingTransferError.expired) { try await offer.session.files() }
         }

@@ -221,7 +221,8 @@ import Testing
             try bytes.write(to: path)
             let summary = try #require(await laptop.sync.send(assets, from: laptop.library).waitUntilCompleted().first)
             #expect(summary.assetsStored == assets.count - 1)
-            #expect(summary.failures[victim.contentID]?.contains("changed while being sent") == true)
+            #expect(summary.failures[victim.contentID]?.description.contains("changed while being sent") == true)
+            if case .sourceChanged? = summary.failures[victim.contentID] {} else { Issue.record("expected .sourceChanged: \(String(describing: summary.failures[victim.contentID]))") }
             #expect(try laptop.state(of: victim, for: receivers[0]) == .failed)
             #expect(!FileManager.default.fileExists(atPath: receivers[0].library.appendingPathComponent("Videos/birthday.mp4").path))
         }
@@ -244,7 +245,8 @@ import Testing
             let transfer = await laptop.sync.send(scan.assets, from: laptop.library, settledStatus: scan.settledStatus)
             let summary = try #require(await transfer.waitUntilCompleted().first)
             #expect(summary.assetsStored == scan.assets.count - 1)
-            #expect(summary.failures[victim.contentID]?.contains("changed while being sent") == true)
+            #expect(summary.failures[victim.contentID]?.description.contains("changed while being sent") == true)
+            if case .sourceChanged? = summary.failures[victim.contentID] {} else { Issue.record("expected .sourceChanged: \(String(describing: summary.failures[victim.contentID]))") }
             #expect(!FileManager.default.fileExists(atPath: receivers[0].library.appendingPathComponent("Videos/birthday.mp4").path))
             // Everything else arrived byte-exact.
             var expected = try EngineHarness.tree(laptop.library)

@@ -91,20 +91,21 @@ actor PeerSendJob {
         if cancelled {
             await leaveCancelled()
         } else {
-            fail(owed.keys.map(\.contentID), reason: lost)
+            let failure: AssetFailure = gaveUp != nil && cut == nil ? .timedOut(reason: lost) : .connectionLost(reason: lost)
+            fail(owed.keys.map(\.contentID), failure)
             for index in launched..<push.batchCount {
-                if let batch = push.batch(index) { fail(batch.assets.map(\.contentID), reason: lost) }
+                if let batch = push.batch(index) { fail(batch.assets.map(\.contentID), failure) }
             }
         }
         owed = [:]
         for (asset, reason) in push.unofferable {
-            fail([asset.contentID], reason: "not offered: \(reason)")
+            fail([asset.contentID], .failed(reason: "not offered: \(reason)"))
         }
         push.advance(consumer, to: .max)
         progress.assetsTotal = push.contentCount
         summary.assetsFailed = summary.failures.count
         summary.state = summary.failures.isEmpty ? .completed : summary.state.isFinal ? summary.state
-            : .failed(reason: summary.failures.values.sorted().first ?? lost)
+            : .failed(reason: summary.failures.values.map(\.description).sorted().first ?? lost)
         // The scan stopped part-way: what it never reached was not sent.
         if let failure = push.failure, case .completed = summary.state { summary.state = .failed(reason: failure) }
         if cancelled, !summary.state.isFinal || summary.state == .completed, !everythingConfirmed { summary.state = .cancelled }
@@ -169,10 +170,15 @@ actor PeerSendJob {
                     return error.description
                 }
                 // No answer in time: the first offer's silence ends the push, a later one's skips it.
-                let state: TransferState = if case let .declined(reason) = error { .declined(reason: reason) } else { .failed(reason: error.description) }
-                end(batch, state: state, reason: error.description)
+                let state: TransferState, failure: AssetFailure
+                switch error {
+                case let .declined(reason): (state, failure) = (.declined(reason: reason), .declined(reason: error.description))
+                case let .timedOut(reason): (state, failure) = (.declined(reason: reason), .timedOut(reason: error.description))
+                default: (state, failure) = (.failed(reason: error.description), .failed(reason: error.description))
+                }
+                end(batch, state: state, failure: failure)
                 if index == 0 {
-                    await endPush(after: index, state: state, reason: error.description)
+                    await endPush(after: index, state: state, failure: failure)
                     return nil
                 }
                 await skip(batch: index)
@@ -181,12 +187,12 @@ actor PeerSendJob {
                 let declined = answer.decision == .declined
                 let state: TransferState = declined ? .declined(reason: reason) : .failed(reason: "\(peer.name) could not take it: \(reason)")
                 let ledgerReason = declined ? "declined by \(peer.name): \(reason)" : "refused by \(peer.name): \(reason)"
-                end(batch, state: state, reason: ledgerReason)
+                end(batch, state: state, failure: declined ? .declined(reason: ledgerReason) : .refused(reason: ledgerReason))
                 // A declined push is declined whole, as is a refused first offer (the push is refused);
                 // a later refusal (no room, say) is news about that offer only.
                 if index == 0 || declined {
                     for task in replies.values { _ = await task.value }
-                    await endPush(after: index, state: state, reason: ledgerReason)
+                    await endPush(after: index, state: state, failure: declined ? .declined(reason: ledgerReason) : .refused(reason: ledgerReason))
                     return nil
                 }
                 await skip(batch: index)
@@ -199,11 +205,11 @@ actor PeerSendJob {
 
     /// The push ends for this peer at batch `index`: every later batch, fed so
     /// far or still to come, ends unsent with the same state.
-    private func endPush(after index: Int, state: TransferState, reason: String) async {
+    private func endPush(after index: Int, state: TransferState, failure: AssetFailure) async {
         await leave(atBatch: index, settled: [])
         var later = index + 1
         while await push.ready(later) {
-            if let batch = push.batch(later) { end(batch, state: state, reason: reason) }
+            if let batch = push.batch(later) { end(batch, state: state, failure: failure) }
             later += 1
         }
     }
@@ -292,7 +298,7 @@ actor PeerSendJob {
             // Nothing more will come for those assets: let the peer stop waiting for them. Their
             // (failed) receipts still come, and fail them here too.
             try? await session.send([.cancel(.init(offerID: batch.offerID, reason: "some files changed while being sent"))])
-            for (content, reason) in locallyFailed { fail([content], reason: reason) }
+            for (content, reason) in locallyFailed { fail([content], .sourceChanged(reason: reason)) }
         }
         return nil
     }
@@ -408,7 +414,7 @@ actor PeerSendJob {
             }
             if confirmed.count >= 512 || ContinuousClock.now - lastCommit > .seconds(1) { commitConfirmed() }
         case let .failed(reason):
-            fail([receipt.contentID], reason: reason)
+            fail([receipt.contentID], .failed(reason: reason))
             if var entry = outstanding[receipt.contentID] {
                 entry.parts -= 1
                 outstanding[receipt.contentID] = entry.parts > 0 ? entry : nil
@@ -426,10 +432,10 @@ actor PeerSendJob {
 
     /// Marks contents failed with this peer — in the summary always, in the
     /// ledger unless the row already says synced — once each.
-    private func fail(_ contents: [ContentID], reason: String) {
+    private func fail(_ contents: [ContentID], _ failure: AssetFailure) {
         var fresh: [ContentID] = []
         for content in contents where summary.failures[content] == nil {
-            summary.failures[content] = reason
+            summary.failures[content] = failure
             fresh.append(content)
             // An earlier occurrence was counted stored; the content as a whole is not.
             if outstanding[content]?.counted == true {
@@ -437,13 +443,13 @@ actor PeerSendJob {
                 summary.assetsStored -= 1
             }
         }
-        try? store.record(.failed, for: fresh, peer: peer.ledgerKey, reason: reason, unlessSynced: true)
+        try? store.record(.failed, for: fresh, peer: peer.ledgerKey, reason: failure.description, unlessSynced: true)
     }
 
     /// The whole batch ends unsent (declined, refused, no answer): no receipt is owed for it.
-    private func end(_ batch: OutgoingPush.Batch, state: TransferState, reason: String) {
+    private func end(_ batch: OutgoingPush.Batch, state: TransferState, failure: AssetFailure) {
         if case .declined = state { summary.state = state } else if !summary.state.isFinal { summary.state = state }
         for asset in batch.assets { owed[ReceiptKey(offerID: batch.offerID, contentID: asset.contentID)] = nil }
-        fail(batch.assets.map(\.contentID), reason: reason)
+        fail(batch.assets.map(\.contentID), failure)
     }
 }
