@@ -23,9 +23,9 @@ import Synchronization
 /// within `gatherWindow`, a few milliseconds against a disk flush each.
 /// Installs keep the order they were queued in, so one that copies a staged
 /// content always runs before the one that takes it; and an install is only
-/// ever queued after the finishes it needs have run.
+/// ever queued after the verifications it needs have run.
 final class AssetInstallQueue: Sendable {
-    typealias FinishDone = @Sendable (Result<StagedFile, ReceiveError>) -> Void
+    typealias VerifyDone = @Sendable (Result<StagedFile, ReceiveError>) -> Void
     typealias InstallDone = @Sendable (Result<[InstalledFile], ReceiveError>) -> Void
 
     private struct Install: @unchecked Sendable {
@@ -46,12 +46,12 @@ final class AssetInstallQueue: Sendable {
     static let smallGroup = 64
     static let gatherWindow: Duration = .milliseconds(4)
 
-    private let finishQueue = DispatchQueue(label: "lfsync.finish")
+    private let verifyQueue = DispatchQueue(label: "lfsync.verify")
     private let installQueue = DispatchQueue(label: "lfsync.install")
     private let pending = Mutex(Pending())
 
-    func finish(_ file: HandedOver<IncomingFile>, done: @escaping FinishDone) {
-        finishQueue.async {
+    func verify(_ file: HandedOver<IncomingFile>, done: @escaping VerifyDone) {
+        verifyQueue.async {
             done(Result { () throws(ReceiveError) in try file.value.finish() })
         }
     }

@@ -248,8 +248,8 @@ actor PeerSession {
             case let .send(messages):
                 outbox += messages
                 scheduleFlush()
-            case let .finish(hash):
-                enqueueFinish(hash)
+            case let .verify(hash):
+                enqueueVerify(hash)
             case let .install(order):
                 enqueueInstall(order)
             case let .discard(hash):
@@ -323,19 +323,19 @@ actor PeerSession {
 
     // MARK: - Finishing and installing, off the actor
 
-    private func enqueueFinish(_ hash: Hash256) {
+    private func enqueueVerify(_ hash: Hash256) {
         guard let file = partials.removeValue(forKey: hash) else {
-            Task { await self.finished(hash, .failure(.partialTaken(fileHash: hash)), counted: false) }
+            Task { await self.verified(hash, .failure(.partialTaken(fileHash: hash)), counted: false) }
             return
         }
         // The file is handed over: this actor does not touch it again.
         jobsInFlight += 1
-        installs.finish(HandedOver(file)) { result in
-            Task { await self.finished(hash, result, counted: true) }
+        installs.verify(HandedOver(file)) { result in
+            Task { await self.verified(hash, result, counted: true) }
         }
     }
 
-    private func finished(_ hash: Hash256, _ result: Result<StagedFile, ReceiveError>, counted: Bool) async {
+    private func verified(_ hash: Hash256, _ result: Result<StagedFile, ReceiveError>, counted: Bool) async {
         if counted { jobDone() }
         if case let .success(file) = result {
             // The connection ended meanwhile: nobody will install it; give its chunks back to a later offer.
@@ -345,7 +345,7 @@ actor PeerSession {
             }
             staged[hash] = file
         }
-        await perform(incoming.finished(hash, result.map { _ in () }))
+        await perform(incoming.verified(hash, result.map { _ in () }))
     }
 
     private func enqueueInstall(_ order: IncomingOffers.InstallOrder) {

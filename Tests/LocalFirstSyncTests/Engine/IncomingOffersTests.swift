@@ -80,8 +80,8 @@ import Testing
         }
     }
 
-    static func finishes(_ actions: [Action]) -> [Hash256] {
-        actions.compactMap { if case let .finish(hash) = $0 { hash } else { nil } }
+    static func verifications(_ actions: [Action]) -> [Hash256] {
+        actions.compactMap { if case let .verify(hash) = $0 { hash } else { nil } }
     }
 
     static func installs(_ actions: [Action]) -> [IncomingOffers.InstallOrder] {
@@ -115,14 +115,14 @@ import Testing
         for (contentID, file) in requested {
             let asset = try #require([Self.copies, Self.first, Self.second].first { $0.contentID == contentID })
             let destination = try #require(try state.destination(of: Self.chunk(1, asset, file: file)))
-            finished += Self.finishes(state.chunkWritten(destination, bytes: 1, .success(())))
+            finished += Self.verifications(state.chunkWritten(destination, bytes: 1, .success(())))
         }
         #expect(Set(finished).count == 4)
         // A chunk sent twice is a violation.
         #expect(throws: SyncError.self) { _ = try state.destination(of: Self.chunk(1, Self.copies, file: 0)) }
 
         var orders: [IncomingOffers.InstallOrder] = []
-        for hash in finished { orders += Self.installs(state.finished(hash, .success(()))) }
+        for hash in finished { orders += Self.installs(state.verified(hash, .success(()))) }
         #expect(orders.count == 3)
         // The photo: one placement gets a copy, the other the staged file itself.
         let copiesOrder = try #require(orders.first { $0.asset.contentID == Self.copies.contentID })
@@ -199,8 +199,8 @@ import Testing
         _ = try state.received(Self.offer(1, last: false, [photo]))
         _ = Self.settle(&state, state.decided(pushID: 1, accepted: true))
         let destination = try #require(try state.destination(of: Self.chunk(1, photo, file: 0)))
-        let hash = try #require(Self.finishes(state.chunkWritten(destination, bytes: 1, .success(()))).first)
-        let order = try #require(Self.installs(state.finished(hash, .success(()))).first)
+        let hash = try #require(Self.verifications(state.chunkWritten(destination, bytes: 1, .success(()))).first)
+        let order = try #require(Self.installs(state.verified(hash, .success(()))).first)
         #expect(order.sources == [[.take(hash)]])
         // The copy's offer arrives while the take is landing: not planned yet.
         let arrived = try state.received(Self.offer(2, push: 1, [later]))
@@ -240,7 +240,7 @@ import Testing
         _ = state.chunkWritten(destination, bytes: 1, .success(()))
         var orders: [IncomingOffers.InstallOrder] = []
         for file in Self.first.files + [Self.second.files[primaryIndex]] {
-            orders += Self.installs(state.finished(file.manifest.fileHash, .success(())))
+            orders += Self.installs(state.verified(file.manifest.fileHash, .success(())))
         }
         #expect(Set(orders.map(\.offerID)) == [1, 2])
     }
@@ -282,7 +282,7 @@ import Testing
         #expect(Self.replies(actions).first?.needed.isEmpty == true)
         let batches = actions.compactMap { action -> [WireMessage]? in if case let .send(messages) = action { messages } else { nil } }
         #expect(batches.contains { $0.count == 2 && Self.receipts([.send($0)]).count == 2 }, "both receipts in one message batch")
-        #expect(Self.installs(actions).isEmpty && Self.finishes(actions).isEmpty)
+        #expect(Self.installs(actions).isEmpty && Self.verifications(actions).isEmpty)
         #expect(state.isIdle)
     }
 

@@ -4,9 +4,15 @@
 ///
 /// It does no I/O and owns no file: every event returns the `Action`s that
 /// follow from it, in order, and the session carries them out and reports
-/// back (`planned`, `chunkWritten`, `finished`, `installed`). So every rule
+/// back (`planned`, `chunkWritten`, `verified`, `installed`). So every rule
 /// below can be tested without a socket or a disk, the way swift-nio tests
 /// its decoders.
+///
+/// **The receiver's steps, one name each:** *plan* (check names and room,
+/// find what is already here, say which chunks to send), *receive* (write
+/// each chunk into staging), *verify* (check the whole file against its hash
+/// and stage it), *install* (land the asset's placements in the library,
+/// durably) and *receipt* (tell the sender, one per accepted asset).
 ///
 /// **One content, one transfer.** A file content (a file hash) is received
 /// once per connection however many placements need it: several copies of
@@ -26,8 +32,8 @@ struct IncomingOffers {
         /// Work out what the offer needs (I/O), then call `planned`.
         case plan(offerID: UInt64, assets: [PlacedAsset], known: Set<Hash256>)
         case send([WireMessage])
-        /// Every chunk of this content is in: verify and stage it, then call `finished`.
-        case finish(Hash256)
+        /// Every chunk of this content is in: verify and stage it, then call `verified`.
+        case verify(Hash256)
         /// Every content of an asset is staged: land all its placements, then call `installed`.
         case install(InstallOrder)
         /// Nobody needs this content any more: drop its staged file or partial handle.
@@ -114,7 +120,7 @@ struct IncomingOffers {
         var hadFailures = false
     }
 
-    private enum ContentState { case receiving, finishing, staged }
+    private enum ContentState { case receiving, verifying, staged }
 
     private struct Content {
         let carrier: AssetKey
@@ -313,7 +319,7 @@ struct IncomingOffers {
         if !received.isEmpty { actions.insert(.recordReceived(received), at: min(actions.count, 1)) }
         if !receipts.isEmpty { actions.insert(.send(receipts), at: min(actions.count, 1)) }
         newlyComplete.removeAll { contents[$0] == nil }
-        actions += newlyComplete.map { .finish($0) }
+        actions += newlyComplete.map { .verify($0) }
         // A Cancel that came while this offer waited for its plan applies now: every accepted
         // asset still owes its one Receipt, a failed one where data will never come.
         if let reason = cancelledBeforePlan.removeValue(forKey: offerID) { actions += cancelled(offerID: offerID, reason: reason) }
@@ -342,7 +348,7 @@ struct IncomingOffers {
                     needs.append(hash)
                     if contents[hash] == nil, let missing = plan.missing[hash] {
                         contents[hash] = Content(carrier: key, carrierFile: fileIndex, missing: missing.count,
-                                                 state: missing.count == 0 ? .finishing : .receiving, consumers: 0, waiters: [])
+                                                 state: missing.count == 0 ? .verifying : .receiving, consumers: 0, waiters: [])
                         if missing.count == 0 {
                             newlyComplete.append(hash)
                         } else {
@@ -463,16 +469,16 @@ struct IncomingOffers {
         var actions: [Action] = []
         if let progress = pushes[destination.pushID]?.progress { actions.append(.progress(pushID: destination.pushID, progress)) }
         if content.missing == 0 {
-            contents[hash]?.state = .finishing
-            actions.append(.finish(hash))
+            contents[hash]?.state = .verifying
+            actions.append(.verify(hash))
         }
         return actions
     }
 
     // MARK: - Finishing and installing
 
-    mutating func finished(_ hash: Hash256, _ result: Result<Void, ReceiveError>) -> [Action] {
-        guard let content = contents[hash], content.state == .finishing else { return [] }
+    mutating func verified(_ hash: Hash256, _ result: Result<Void, ReceiveError>) -> [Action] {
+        guard let content = contents[hash], content.state == .verifying else { return [] }
         if case let .failure(error) = result {
             return failContent(hash, reason: error.description)
         }
@@ -637,7 +643,7 @@ struct IncomingOffers {
         }
         for asset in assets {
             guard let pending = offers[offerID]?.pending[asset.contentID], !pending.installing,
-                  pending.waitingFor.contains(where: { contents[$0]?.state != .finishing && contents[$0]?.state != .staged })
+                  pending.waitingFor.contains(where: { contents[$0]?.state != .verifying && contents[$0]?.state != .staged })
             else { continue }
             actions += fail(AssetKey(offerID: offerID, contentID: asset.contentID), reason: "sender cancelled: \(reason)")
         }
