@@ -4,14 +4,14 @@ import Glibc
 import Dispatch
 import Synchronization
 
-/// Finishes (verifies) received contents and installs assets for one
+/// Verifies received contents and installs assets for one
 /// receiving session, on threads of its own.
 ///
 /// Both block on the disk. Done on the session's actor, those waits stopped
 /// the whole connection at every file boundary; here the session hands the
 /// work over and goes on receiving, and the outcome comes back through each
 /// job's `done`. The blocking runs on Dispatch queues, never on the
-/// cooperative pool that the session and its read-ahead share. Finishing has
+/// cooperative pool that the session and its read-ahead share. Verifying has
 /// a queue of its own, so a verify never waits behind a disk flush.
 ///
 /// Installs land in groups, through `LibraryImporter`'s three phases, and
