@@ -273,10 +273,7 @@ public actor LocalSync {
     private func handshakeIncoming(_ connection: any Connection, ticket: ConnectionAdmission.Ticket) async -> PeerSession? {
         // Closing is what ends any wait on the connection; the handshake has its own deadline too.
         let clock = configuration.clock
-        let watchdog = Task {
-            try? await clock.sleep(for: WireProtocol.setUpTimeout)
-            if !Task.isCancelled { await connection.close() }
-        }
+        let watchdog = Deadline.after(WireProtocol.setUpTimeout, on: clock) { await connection.close() }
         defer { watchdog.cancel() }
         let channel: SecureChannel
         do { channel = try await SecureChannel.accept(over: connection, identity: identity, timeout: WireProtocol.setUpTimeout, clock: clock) } catch {

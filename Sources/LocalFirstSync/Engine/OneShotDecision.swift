@@ -32,10 +32,7 @@ final class OneShotDecision: Sendable {
 
     /// Waits for the answer; an unanswered question is a "no" after `timeout` on `clock`.
     func wait(timeout: Duration, clock: any Clock<Duration> = ContinuousClock()) async -> Bool {
-        let timer = Task { [self] in
-            try? await clock.sleep(for: timeout)
-            if !Task.isCancelled { decide(false, expiring: true) }
-        }
+        let timer = Deadline.after(timeout, on: clock) { [self] in decide(false, expiring: true) }
         defer { timer.cancel() }
         return await withCheckedContinuation { continuation in
             let ready: Bool? = state.withLock { state in

@@ -77,10 +77,8 @@ actor PeerSession {
         guard outgoing[offerID] == nil, !retiredOutgoing.contains(offerID) else {
             return .failure(.localFailure("offer \(offerID) was already sent on this connection"))
         }
-        let clock = context.clock
-        let timer = Task { [weak self] in
-            try? await clock.sleep(for: timeout)
-            if !Task.isCancelled { await self?.resolveReply(offerID, .failure(.timedOut("the peer did not answer the offer in time"))) }
+        let timer = Deadline.after(timeout, on: context.clock) { [weak self] in
+            await self?.resolveReply(offerID, .failure(.timedOut("the peer did not answer the offer in time")))
         }
         defer { timer.cancel() }
         return await withCheckedContinuation { continuation in
