@@ -485,14 +485,14 @@ public actor LocalSync {
         transfer.chunkReader = reader
         let consumers = targets.map { _ in push.addConsumer() }
         let store = store
-        let timeout = configuration.offerReplyTimeout
+        let timeout = configuration.offerReplyTimeout, clock = configuration.clock
         Task {
             await withTaskGroup(of: Void.self) { group in
                 for (session, consumer) in zip(targets, consumers) {
                     group.addTask {
                         await PeerSendJob(
                             session: session, push: push, consumer: consumer, reader: reader, store: store,
-                            transfer: transfer, replyTimeout: timeout
+                            transfer: transfer, replyTimeout: timeout, clock: clock
                         ).run()
                     }
                 }

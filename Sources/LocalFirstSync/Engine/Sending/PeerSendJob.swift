@@ -18,6 +18,8 @@ actor PeerSendJob {
     let store: SyncStateStore
     let transfer: OutgoingTransfer
     let replyTimeout: Duration
+    /// The engine's clock: the wait for receipts is measured on it.
+    let clock: any Clock<Duration>
     /// Offers sent ahead of the one whose chunks are going out.
     static let offerWindow = 3
 
@@ -53,7 +55,7 @@ actor PeerSendJob {
     }
 
     init(session: PeerSession, push: OutgoingPush, consumer: Int, reader: BroadcastChunkReader, store: SyncStateStore,
-         transfer: OutgoingTransfer, replyTimeout: Duration) {
+         transfer: OutgoingTransfer, replyTimeout: Duration, clock: any Clock<Duration> = ContinuousClock()) {
         self.session = session
         self.push = push
         self.consumer = consumer
@@ -61,6 +63,7 @@ actor PeerSendJob {
         self.store = store
         self.transfer = transfer
         self.replyTimeout = replyTimeout
+        self.clock = clock
         progress = TransferProgress()
         summary = PeerTransferSummary(peer: session.peer, state: .offering, assetsStored: 0, assetsFailed: 0, chunkBytesSent: 0, failures: [:])
     }
@@ -79,7 +82,7 @@ actor PeerSendJob {
         if owed.isEmpty || cut != nil { sink.finish() }
         // Ends when the last owed receipt is in, when the connection closes (the session
         // finishes the stream then), or when the peer has been silent too long.
-        receiptDeadline.heard(at: .now)
+        receiptDeadline.heard()
         let watchdog = Task { await self.watchReceipts() }
         await receiving.value
         watchdog.cancel()
@@ -362,7 +365,7 @@ actor PeerSendJob {
 
     // MARK: - Receipts
 
-    private var receiptDeadline = ReceiptDeadline(startingAt: .now)
+    private var receiptDeadline = ReceiptDeadline()
     /// Why this job stopped waiting for receipts, when it did.
     private var gaveUp: String?
 
@@ -370,9 +373,10 @@ actor PeerSendJob {
     /// what it still owes can excuse (`ReceiptDeadline`).
     private func watchReceipts() async {
         while !Task.isCancelled, receiptSink != nil {
-            try? await Task.sleep(for: .seconds(1))
+            do { try await clock.sleep(for: .seconds(1)) } catch { return }
+            receiptDeadline.passed(.seconds(1))
             let owedBytes = owed.values.reduce(0, +)
-            guard !owed.isEmpty, receiptDeadline.hasExpired(owedBytes: owedBytes, at: .now) else { continue }
+            guard !owed.isEmpty, receiptDeadline.hasExpired(owedBytes: owedBytes) else { continue }
             let silence = ReceiptDeadline.silence(owedBytes: owedBytes)
             gaveUp = "\(peer.name) sent no receipt for \(silence.components.seconds) s with \(owed.count) asset(s) unconfirmed"
             // Nothing more will be waited for: the peer may stop working on these offers.
@@ -396,7 +400,7 @@ actor PeerSendJob {
     /// once) costs one commit, not one per asset. A row not yet written stays
     /// `inFlight`, so a crash only means offering it again.
     private func received(_ receipt: WireMessage.Receipt) {
-        receiptDeadline.heard(at: .now)
+        receiptDeadline.heard()
         guard let size = owed.removeValue(forKey: ReceiptKey(offerID: receipt.offerID, contentID: receipt.contentID)) else { return }
         switch receipt.outcome {
         case .stored:

@@ -7,6 +7,9 @@
 /// unconfirmed at a rate any disk manages. A receiver that stalls, or a relay
 /// that swallows everything, costs a cron push at most that long — never its
 /// lock for ever.
+///
+/// It keeps no clock of its own: the watcher reports the time that passed
+/// (on the engine's injected clock), so tests drive it with plain durations.
 struct ReceiptDeadline: Sendable, Equatable {
     static let base: Duration = .seconds(120)
     /// Bytes per second the slowest disk we wait for still writes.
@@ -17,19 +20,20 @@ struct ReceiptDeadline: Sendable, Equatable {
         base + .seconds(Int64(min(owedBytes / slowestDiskRate, UInt64(Int64.max / 2))))
     }
 
-    private(set) var lastHeard: ContinuousClock.Instant
-
-    init(startingAt now: ContinuousClock.Instant) {
-        lastHeard = now
-    }
+    /// Time since the last Receipt (or since the wait began).
+    private(set) var silent: Duration = .zero
 
     /// A Receipt (or anything counting as progress) arrived.
-    mutating func heard(at now: ContinuousClock.Instant) {
-        lastHeard = now
+    mutating func heard() {
+        silent = .zero
+    }
+
+    mutating func passed(_ duration: Duration) {
+        silent += duration
     }
 
     /// Whether the wait is over: true once the silence outlasts what `owedBytes` excuse.
-    func hasExpired(owedBytes: UInt64, at now: ContinuousClock.Instant) -> Bool {
-        now - lastHeard > Self.silence(owedBytes: owedBytes)
+    func hasExpired(owedBytes: UInt64) -> Bool {
+        silent > Self.silence(owedBytes: owedBytes)
     }
 }
