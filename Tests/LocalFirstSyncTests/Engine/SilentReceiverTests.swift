@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+@testable import LFSyncFixtures
+@testable import LocalFirstSync
+
+/// A receiver that accepts an offer, answers Pings (so it looks alive), takes every
+/// chunk and never sends a Receipt: the sender gives up once the silence outlasts
+/// `ReceiptDeadline`, tells it with a Cancel, and the push ends — on the engine's
+/// manual clock, without sleeping.
+@Suite(.timeLimit(.minutes(1))) struct SilentReceiverTests {
+    /// Serves one connection: accepts it and its first offer (every chunk), answers Pings,
+    /// swallows the rest; returns the offer IDs it was sent a Cancel for.
+    static func silentReceiver(on listener: any Listener, identity: DeviceIdentity) async throws -> [UInt64] {
+        let channel = try await SecureChannel.accept(over: try await listener.accept(), identity: identity)
+        guard case .hello? = try await channel.receive() else { return [] }
+        try await channel.send(.hello(ConnectionSetUp.hello(deviceName: "silent")))
+        try await channel.send(.connectionDecision(.init(accepted: true, reason: nil)))
+        var cancelled: [UInt64] = []
+        while true {
+            let message: WireMessage?
+            do { message = try await channel.receive() } catch { break }
+            guard let message else { break }
+            switch message {
+            case let .offer(offer):
+                let needed = offer.assets.map { asset in
+                    WireMessage.NeededChunks(contentID: asset.contentID, files: asset.files.enumerated().map { index, file in
+                        .init(fileIndex: UInt16(index), chunks: .all(count: UInt32(file.manifest.chunks.count)))
+                    })
+                }
+                try await channel.send(.offerReply(.init(offerID: offer.offerID, decision: .accepted, needed: needed)))
+            case let .ping(ping):
+                try await channel.send(.pong(.init(nonce: ping.nonce)))
+            case let .cancel(cancel):
+                cancelled.append(cancel.offerID)
+                await channel.close()
+                return cancelled
+            default:
+                continue
+            }
+        }
+        return cancelled
+    }
+
+    @Test func theSenderGivesUpOnReceiptsThatNeverCome() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let network = InMemoryNetwork()
+            let clock = ManualClock()
+            let silent = DeviceIdentity.generate()
+            let listener = try await network.transport(host: "silent").listen(on: PeerAddress(host: "silent", port: 7000))
+            let receiver = Task { try await Self.silentReceiver(on: listener, identity: silent) }
+            let laptop = try TestDevice(name: "laptop", root: root, transport: network.transport(host: "laptop"), clock: clock)
+            try await laptop.sync.connect(to: listener.localAddress, expecting: silent.deviceID)
+            try EngineHarness.writeSample(at: laptop.library, padding: 5_000)
+            let assets = try await laptop.scan()
+            let transfer = await laptop.sync.send(assets, from: laptop.library)
+            let bytes = assets.reduce(UInt64(0)) { $0 + $1.totalSize }
+            let allowed = ReceiptDeadline.silence(owedBytes: bytes)
+            // Once the offer is answered (state .transferring) its reply timer is gone, and the only
+            // sleeper that can appear on the engine's clock is the receipt watcher, waking every
+            // second: step it one second at a time until the push ends.
+            let realLimit = ContinuousClock.now + .seconds(40)
+            while transfer.latestUpdates.first?.state != .transferring, ContinuousClock.now < realLimit {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            var waited: Duration = .zero
+            while transfer.latestUpdates.first?.state.isFinal != true, waited <= allowed + .seconds(5), ContinuousClock.now < realLimit {
+                if clock.sleeperCount > 0 {
+                    clock.advance(by: .seconds(1))
+                    waited += .seconds(1)
+                } else {
+                    try await Task.sleep(for: .milliseconds(1))
+                }
+            }
+            let summaries = await transfer.waitUntilCompleted()
+            let summary = try #require(summaries.first)
+            guard case let .failed(reason) = summary.state else {
+                Issue.record("expected the push to fail for lack of receipts, got \(summary.state)")
+                return
+            }
+            #expect(reason.contains("sent no receipt"))
+            #expect(waited >= allowed, "not before the allowed silence (\(waited) < \(allowed))")
+            #expect(summary.failures.values.allSatisfy { if case .timedOut = $0 { true } else { false } })
+            #expect(try await receiver.value.isEmpty == false, "the receiver was told with a Cancel")
+        }
+    }
+}
