@@ -8,7 +8,8 @@ import Glibc
 /// is refused rather than followed out of the library.
 public final class ReadOnlyFile {
     public let path: String
-    private let descriptor: Int32
+    private let file: OwnedDescriptor
+    private var descriptor: Int32 { file.rawValue }
 
     /// - Parameter nonBlocking: open with `O_NONBLOCK`, so that opening a FIFO
     ///   planted under a photo's name returns at once instead of hanging.
@@ -16,18 +17,12 @@ public final class ReadOnlyFile {
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | (nonBlocking ? O_NONBLOCK : 0))
         guard fd >= 0 else { throw SystemError.current("open", path: path) }
         self.path = path
-        descriptor = fd
+        file = OwnedDescriptor(taking: fd)
         _ = posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL)
     }
 
-    deinit {
-        close(descriptor)
-    }
-
     public func status() throws(SystemError) -> FileStatus {
-        var raw = stat()
-        guard fstat(descriptor, &raw) == 0 else { throw SystemError.current("fstat", path: path) }
-        return FileStatus(raw)
+        try file.status(path)
     }
 
     /// Fills as much of `buffer` as the file has left; 0 means end of file.
@@ -52,17 +47,11 @@ public final class ReadOnlyFile {
         // Uninitialised storage: zero-filling a chunk only for `pread` to overwrite it cost the
         // sender a memset of every byte it sends. Only the bytes read become the array.
         let bytes = [UInt8](unsafeUninitializedCapacity: max(count, 0)) { buffer, initialized in
-            initialized = 0
-            guard let base = buffer.baseAddress else { return }
-            while initialized < count {
-                let result = pread(descriptor, base + initialized, count - initialized, off_t(offset) + off_t(initialized))
-                if result < 0 {
-                    if errno == EINTR { continue }
-                    failure = SystemError.current("pread", path: path)
-                    return
-                }
-                if result == 0 { break }
-                initialized += result
+            do throws(SystemError) {
+                initialized = try file.read(into: UnsafeMutableRawBufferPointer(buffer), at: offset, path)
+            } catch {
+                initialized = 0
+                failure = error
             }
         }
         if let failure { throw failure }

@@ -2,7 +2,9 @@
 import Glibc
 #endif
 
-/// A file or directory descriptor that closes itself when the last reference goes.
+/// A file or directory descriptor that closes itself when the last reference
+/// goes: the one type that owns a descriptor in lfsync (`ReadOnlyFile` is a
+/// reader built on it).
 ///
 /// The receiving side keeps every directory it writes into open as one of
 /// these, so each later `*at` call is relative to the directory that was
