@@ -30,8 +30,28 @@ public final class OutgoingTransfer: AsyncSequence, Sendable {
         state = Mutex(State(expectedPeers: peerCount))
     }
 
-    public func makeAsyncIterator() -> AsyncStream<TransferUpdate>.Iterator {
-        updates().makeAsyncIterator()
+    /// Iterating a transfer (`for await update in transfer`) follows its updates.
+    /// Cancelling the task that iterates cancels the transfer (see `cancel()`);
+    /// merely leaving the loop early does not.
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(base: updates().makeAsyncIterator(), transfer: self)
+    }
+
+    public struct Iterator: AsyncIteratorProtocol {
+        var base: AsyncStream<TransferUpdate>.Iterator
+        let transfer: OutgoingTransfer
+
+        public mutating func next() async -> TransferUpdate? {
+            var base = self.base
+            let transfer = self.transfer
+            let update = await withTaskCancellationHandler {
+                await base.next()
+            } onCancel: {
+                transfer.cancel()
+            }
+            self.base = base
+            return update
+        }
     }
 
     /// Every update so far, then live ones, until every peer has finished.

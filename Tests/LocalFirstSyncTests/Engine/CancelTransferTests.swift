@@ -62,4 +62,22 @@ import Testing
             #expect(try Self.ledgerStates(laptop, nas, assets).allSatisfy { $0 == .pending || $0 == .synced })
         }
     }
+
+    @Test func cancellingTheIteratingTaskCancelsTheTransferButLeavingTheLoopDoesNot() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let (laptop, nas, assets) = try await Self.slowPair(root)
+            let transfer = await laptop.sync.send(assets, from: laptop.library)
+            // Leaving a loop early is not a cancel.
+            for await update in transfer where update.state == .transferring { break }
+            #expect(!transfer.isCancelled)
+            // Cancelling the task that iterates is.
+            let iterating = Task { for await _ in transfer {} }
+            iterating.cancel()
+            await iterating.value
+            let summaries = await transfer.waitUntilCompleted()
+            #expect(transfer.isCancelled)
+            #expect(summaries.map(\.state) == [.cancelled])
+            #expect(try Self.ledgerStates(laptop, nas, assets).allSatisfy { $0 == .pending || $0 == .synced })
+        }
+    }
 }
