@@ -12,10 +12,6 @@ final class LazyDiscovery: Discovery {
         self.make = make
     }
 
-    convenience init(made discovery: any Discovery) {
-        self.init { discovery }
-    }
-
     private var resolved: any Discovery {
         made.withLock { made in
             if let made { return made }

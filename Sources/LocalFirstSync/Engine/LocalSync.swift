@@ -65,7 +65,7 @@ public actor LocalSync {
     /// The receiving library, readable without hopping onto the actor (sessions open it lazily).
     private nonisolated let receiveLibrary: (url: URL, chunkIndex: ChunkIndex?, scanCache: ScanCache?)?
     private let transport: any Transport
-    private let discovery: LazyDiscovery
+    private let discovery: any Discovery
     private var sessions: [DeviceID: PeerSession] = [:]
     /// Who holds which connection slot (see `ConnectionLimits`).
     private var admission: ConnectionAdmission
@@ -75,7 +75,6 @@ public actor LocalSync {
     private var acceptLoop: Task<Void, Never>?
     private var advertisement: (any AdvertisementHandle)?
     private let offerIDs = OfferIDSource()
-    private var importer: LibraryImporter?
     private let connectionRequestStream = AsyncStream<ConnectionRequest>.makeStream(bufferingPolicy: .bufferingNewest(64))
     private let incomingTransferStream = AsyncStream<IncomingTransfer>.makeStream(bufferingPolicy: .bufferingNewest(256))
     private let preparation = AsyncStream<ScanProgress>.makeStream(bufferingPolicy: .bufferingNewest(1))
@@ -103,8 +102,7 @@ public actor LocalSync {
         self.transport = transport
         // Made on first use: an engine that never browses or advertises never touches avahi.
         let localDeviceID = identity.deviceID.description
-        self.discovery = discovery.map { LazyDiscovery(made: $0) }
-            ?? LazyDiscovery { DNSSDDiscovery(configuration: .init(serviceType: type, localDeviceID: localDeviceID)) }
+        self.discovery = discovery ?? LazyDiscovery { DNSSDDiscovery(configuration: .init(serviceType: type, localDeviceID: localDeviceID)) }
     }
 
     // MARK: - Discovery and connections

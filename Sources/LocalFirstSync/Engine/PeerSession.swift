@@ -14,6 +14,8 @@ actor PeerSession {
     private var outgoing: [UInt64: OutgoingOffer] = [:]
     /// Offers of ours whose sender gave up on them: a late reply or receipt is ignored, not a violation.
     private var retiredOutgoing = Set<UInt64>()
+    /// Offers of ours whose reply did not come in time: only these may still get a (late) reply.
+    private var expiredOutgoing = Set<UInt64>()
     private var incoming = IncomingOffers()
     /// Contents being received, by file hash (see `IncomingOffers`).
     private var partials: [Hash256: IncomingFile] = [:]
@@ -78,7 +80,7 @@ actor PeerSession {
             return .failure(.localFailure("offer \(offerID) was already sent on this connection"))
         }
         let timer = Deadline.after(timeout, on: context.clock) { [weak self] in
-            await self?.resolveReply(offerID, .failure(.timedOut("the peer did not answer the offer in time")))
+            await self?.expire(offerID)
         }
         defer { timer.cancel() }
         return await withCheckedContinuation { continuation in
@@ -110,6 +112,12 @@ actor PeerSession {
 
     private func sendOrClose(_ messages: [WireMessage]) async {
         do { try await send(messages) } catch {}
+    }
+
+    private func expire(_ offerID: UInt64) {
+        guard outgoing[offerID]?.reply != nil else { return }
+        expiredOutgoing.insert(offerID)
+        resolveReply(offerID, .failure(.timedOut("the peer did not answer the offer in time")))
     }
 
     private func resolveReply(_ offerID: UInt64, _ result: Result<WireMessage.OfferReply, SyncError>) {
@@ -178,10 +186,7 @@ actor PeerSession {
         case let .offer(offer):
             await perform(try incoming.received(offer))
         case let .offerReply(reply):
-            guard retiredOutgoing.contains(reply.offerID) || outgoing[reply.offerID] != nil else {
-                throw .protocolViolation("reply to unknown offer \(reply.offerID)")
-            }
-            guard outgoing[reply.offerID]?.reply != nil else {
+            if expiredOutgoing.remove(reply.offerID) != nil {
                 // We stopped waiting before the answer came (PROTOCOL.md, "Limits and deadlines"): a late
                 // "yes" is answered politely — nothing will be sent for that offer — not as a violation.
                 if reply.accepted {
@@ -189,6 +194,8 @@ actor PeerSession {
                 }
                 return
             }
+            if retiredOutgoing.contains(reply.offerID) { return }
+            guard outgoing[reply.offerID]?.reply != nil else { throw .protocolViolation("reply to unknown offer \(reply.offerID)") }
             resolveReply(reply.offerID, .success(reply))
         case let .chunk(chunk):
             try await received(chunk)

@@ -41,7 +41,7 @@ struct ServeCommand {
         let sync = LocalSync(
             identity: identity, store: ledger,
             configuration: .init(deviceName: config.name, library: library, libraryChunkIndex: index.chunkIndex,
-                                 libraryScanCache: index.scanCache, trust: config.trustPolicy, decisionTimeout: .seconds(interactive ? 120 : 5), log: log),
+                                 libraryScanCache: index.scanCache, trust: config.trustPolicy, decisionTimeout: interactive ? WireProtocol.consentTimeout : .seconds(5), log: log),
             transport: TCPTransport(), discovery: discovery)
         await sync.servePulls(from: library) { _ in
             (try? await scanner.scan().assets) ?? []

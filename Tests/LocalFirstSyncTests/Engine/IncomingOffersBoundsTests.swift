@@ -34,6 +34,17 @@ extension IncomingOffersTests {
         }
     }
 
+    @Test func pushesLeftOpenAreBounded() throws {
+        var state = IncomingOffers()
+        // Each push's first offer is answered (refused: there is no consent here) but never ends.
+        for id in 1...UInt64(IncomingOffers.maxOpenPushes) {
+            _ = try state.received(Self.offer(id, last: false, [Self.single("../open\(id).jpg")]))
+        }
+        #expect(throws: SyncError.self) {
+            _ = try state.received(Self.offer(1000, last: false, [Self.single("one-more.jpg")]))
+        }
+    }
+
     /// Session flow 5: every accepted asset gets exactly one Receipt, also when
     /// the Cancel came before the offer's plan was made.
     @Test func aCancelBeforeThePlanStillFailsTheAssetsMissingData() throws {

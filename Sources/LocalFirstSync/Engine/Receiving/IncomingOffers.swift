@@ -157,6 +157,8 @@ struct IncomingOffers {
     static let maxUnansweredOffers = 16
     /// Offers answered whose Receipts are not all sent yet.
     static let maxLiveOffers = 1024
+    /// Pushes begun and not ended by their last offer: each is a table entry until then.
+    static let maxOpenPushes = 64
 
     var isIdle: Bool { pushes.isEmpty && offers.isEmpty }
 
@@ -181,6 +183,9 @@ struct IncomingOffers {
         }
         if startsPush {
             guard pushes[pushID] == nil else { throw .protocolViolation("push \(pushID) started twice") }
+            guard pushes.count < Self.maxOpenPushes else {
+                throw .protocolViolation("more than \(Self.maxOpenPushes) pushes open on this connection")
+            }
             pushes[pushID] = Push()
         } else {
             guard let push = pushes[pushID], !push.lastSeen else {

@@ -111,7 +111,7 @@ actor PeerSendJob {
             : .failed(reason: summary.failures.values.map(\.description).sorted().first ?? lost)
         // The scan stopped part-way: what it never reached was not sent.
         if let failure = push.failure, case .completed = summary.state { summary.state = .failed(reason: failure) }
-        if cancelled, !summary.state.isFinal || summary.state == .completed, !everythingConfirmed { summary.state = .cancelled }
+        if cancelled, summary.state == .completed, !everythingConfirmed { summary.state = .cancelled }
         publish(summary.state)
         transfer.finish(summary)
     }
@@ -189,13 +189,14 @@ actor PeerSendJob {
                 let reason = answer.reason ?? (answer.decision == .declined ? "declined" : "refused")
                 let declined = answer.decision == .declined
                 let state: TransferState = declined ? .declined(reason: reason) : .failed(reason: "\(peer.name) could not take it: \(reason)")
-                let ledgerReason = declined ? "declined by \(peer.name): \(reason)" : "refused by \(peer.name): \(reason)"
-                end(batch, state: state, failure: declined ? .declined(reason: ledgerReason) : .refused(reason: ledgerReason))
+                let failure: AssetFailure = declined ? .declined(reason: "declined by \(peer.name): \(reason)")
+                    : .refused(reason: "refused by \(peer.name): \(reason)")
+                end(batch, state: state, failure: failure)
                 // A declined push is declined whole, as is a refused first offer (the push is refused);
                 // a later refusal (no room, say) is news about that offer only.
                 if index == 0 || declined {
                     for task in replies.values { _ = await task.value }
-                    await endPush(after: index, state: state, failure: declined ? .declined(reason: ledgerReason) : .refused(reason: ledgerReason))
+                    await endPush(after: index, state: state, failure: failure)
                     return nil
                 }
                 await skip(batch: index)
@@ -351,10 +352,7 @@ actor PeerSendJob {
     /// Tells the peer to stop waiting for what will not come, and leaves what was
     /// not confirmed `pending` (a row already `synced` stays so).
     private func leaveCancelled() async {
-        let open = Set(owed.keys.map(\.offerID)).sorted()
-        for offerID in open {
-            try? await session.send([.cancel(.init(offerID: offerID, reason: "the sender cancelled the transfer"))])
-        }
+        await cancelOpenOffers(reason: "the sender cancelled the transfer")
         var unconfirmed = owed.keys.map(\.contentID)
         for index in launched..<push.batchCount {
             if let batch = push.batch(index) { unconfirmed += batch.assets.map(\.contentID) }
@@ -364,6 +362,13 @@ actor PeerSendJob {
     }
 
     // MARK: - Receipts
+
+    /// One Cancel for every offer with Receipts still owed, so the peer stops waiting for them.
+    private func cancelOpenOffers(reason: String) async {
+        let open = Set(owed.keys.map(\.offerID)).sorted()
+        guard !open.isEmpty else { return }
+        try? await session.send(open.map { .cancel(.init(offerID: $0, reason: reason)) })
+    }
 
     private var receiptDeadline = ReceiptDeadline()
     /// Why this job stopped waiting for receipts, when it did.
@@ -380,9 +385,7 @@ actor PeerSendJob {
             let silence = ReceiptDeadline.silence(owedBytes: owedBytes)
             gaveUp = "\(peer.name) sent no receipt for \(silence.components.seconds) s with \(owed.count) asset(s) unconfirmed"
             // Nothing more will be waited for: the peer may stop working on these offers.
-            for offerID in Set(owed.keys.map(\.offerID)).sorted() {
-                try? await session.send([.cancel(.init(offerID: offerID, reason: "the receiver stopped sending receipts"))])
-            }
+            await cancelOpenOffers(reason: "the receiver stopped sending receipts")
             receiptSink?.finish()
             return
         }
