@@ -21,7 +21,7 @@ package enum DurableFile {
         case replace
         /// link(2): an existing file is kept and `.alreadyExists` returned, so
         /// a file another process just created is never replaced. Filesystems
-        /// without hard links fall back to rename.
+        /// without hard links fall back to check-then-rename.
         case keepExisting
     }
 
@@ -57,6 +57,11 @@ package enum DurableFile {
                 case EEXIST:
                     return .alreadyExists
                 case EPERM, EOPNOTSUPP, ENOSYS, EMLINK:
+                    // No hard links here (vfat, some network mounts): check, then rename — the
+                    // same last resort as `NoReplaceRename`. Only a create racing this very
+                    // moment could still be replaced.
+                    var existing = stat()
+                    if lstat(path, &existing) == 0 { return .alreadyExists }
                     guard rename(temporary, path) == 0 else { throw .current("rename", path: path) }
                 default:
                     throw error

@@ -45,9 +45,26 @@ struct ConnectionPrompt {
         return line
     }
 
-    /// Names compared as a person reads them: letter case and surrounding
-    /// spaces do not make "alice's phone " another device's name.
-    private static func comparable(_ name: String) -> String {
-        name.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+    /// Names compared as a person reads them: letter case, compatibility forms
+    /// (fullwidth letters, ligatures), invisible format characters (zero-width
+    /// spaces and joiners), any kind or run of spaces, and curly apostrophes do
+    /// not make "Alice’s\u{200B} phone" another device's name.
+    static func comparable(_ name: String) -> String {
+        var out = ""
+        var pendingSpace = false
+        for scalar in name.precomposedStringWithCompatibilityMapping.lowercased().unicodeScalars {
+            if scalar.properties.generalCategory == .format { continue }
+            if scalar.properties.isWhitespace {
+                pendingSpace = !out.isEmpty
+                continue
+            }
+            if pendingSpace { out.append(" ") }
+            pendingSpace = false
+            switch scalar {
+            case "\u{2018}", "\u{2019}", "\u{02BC}", "\u{FF07}": out.append("'")
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
 }

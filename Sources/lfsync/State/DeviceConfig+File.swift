@@ -51,9 +51,10 @@ extension DeviceConfig {
         }
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         var info = stat()
-        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
-            throw damaged(url, "it is not a regular file")
+        guard fstat(descriptor, &info) == 0 else {
+            throw CommandFailure(message: "cannot read \(url.path): \(String(cString: strerror(errno)))", exitCode: .ioError)
         }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw damaged(url, "it is not a regular file") }
         guard info.st_size <= maximumFileSize else { throw damaged(url, "it is too large to be a config file (\(info.st_size) bytes)") }
         do { return try handle.read(upToCount: maximumFileSize) ?? Data() } catch {
             throw CommandFailure(message: "cannot read \(url.path): \(error.localizedDescription)", exitCode: .ioError)

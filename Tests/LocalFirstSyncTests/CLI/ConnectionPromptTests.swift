@@ -51,7 +51,10 @@ import Testing
             let impostor = try Device("impostor", in: root), tablet = try Device("tablet", in: root)
             #expect(try await nas.run(["init", "--name", "nas"]).status == 0)
             #expect(try await phone.run(["init", "--name", "Alice's phone"]).status == 0)
-            #expect(try await impostor.run(["init", "--name", "alice's phone"]).status == 0)
+            // The same name as a person reads it: other letter case, a curly apostrophe, a
+            // zero-width space and a double space.
+            let borrowed = "alice\u{2019}s\u{200B}  phone"
+            #expect(try await impostor.run(["init", "--name", borrowed]).status == 0)
             #expect(try await tablet.run(["init", "--name", "Bob's tablet"]).status == 0)
             let phoneID = try await phone.deviceID(), impostorID = try await impostor.deviceID(), tabletID = try await tablet.deviceID()
             #expect(try await nas.run(["trust", phoneID, "--name", "Alice's phone", "--auto-accept"]).status == 0)
@@ -64,22 +67,22 @@ import Testing
                 try TestSupport.write(Array("from \(device.name)\n".utf8), to: device.library.appendingPathComponent("\(device.name).txt"))
             }
 
-            // The impostor claims the trusted phone's name (in other letter case): the question says so.
+            // The impostor claims the trusted phone's name (spelt differently): the question says so.
             var start = terminal.output.count
             async let impostorPush = impostor.run(["push", impostor.library.path, "--to", "nas"])
             let asked = try await terminal.wait(for: "Accept? [y/N]", after: start)
             #expect(asked, "serve did not ask: \(terminal.output)")
             var question = String(terminal.output.dropFirst(start))
             #expect(question.contains("An unknown device wants to connect"), "\(question)")
-            #expect(question.contains("It calls itself: \"alice's phone\""), "\(question)")
+            #expect(question.contains("It calls itself: \"\(borrowed)\""), "\(question)")
             #expect(question.contains("Its Device ID:   \(impostorID)"), "the full ID must be shown: \(question)")
             #expect(question.contains(
-                "WARNING: this device calls itself \"alice's phone\", the name of a trusted device, but its Device ID is different"
+                "WARNING: this device calls itself \"\(borrowed)\", the name of a trusted device, but its Device ID is different"
                 + " (the trusted \"Alice's phone\" is \(phoneID))"), "\(question)")
             terminal.type("n\n")
             let declined = try await impostorPush
             #expect(declined.status == 77, "\(declined.stderr)")
-            #expect(try await terminal.wait(for: "declined connection from unknown device \"alice's phone\" (\(impostorID))", after: start))
+            #expect(try await terminal.wait(for: "declined connection from unknown device \"\(borrowed)\" (\(impostorID))", after: start))
             #expect(try EngineHarness.tree(nas.library).isEmpty)
 
             // An unknown device with a name of its own: unknown, full ID, and no warning.

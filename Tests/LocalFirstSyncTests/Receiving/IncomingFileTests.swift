@@ -33,6 +33,30 @@ struct IncomingFileTests {
         }
     }
 
+    /// A one-chunk file is staged directly under a private name the clean-up never
+    /// touches: one that is dropped unfinished (a failed write, a cancelled offer) must
+    /// not stay behind; a larger file's partial stays for a resume.
+    @Test func anUnfinishedOneChunkFileLeavesNothingBehind() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let setup = try F.setUp(in: root)
+            let small = F.data(100, seed: 21)
+            do {
+                let file = try IncomingFile.prepare(in: setup.staging, manifest: F.manifest(small, chunkLengths: [100]))
+                try file.write(chunkAt: 0, bytes: small)
+                #expect(try FileManager.default.contentsOfDirectory(atPath: setup.stagingURL.path).count == 1)
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: setup.stagingURL.path).isEmpty)
+
+            let large = F.data(200, seed: 22)
+            let manifest = F.manifest(large, chunkLengths: [100, 100])
+            do {
+                let file = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
+                try file.write(chunkAt: 0, bytes: F.chunk(0, of: large, manifest))
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: setup.stagingURL.path) == [manifest.fileHash.hex + ".partial"])
+        }
+    }
+
     @Test func mtimeBefore1970IsPreserved() async throws {
         try await TestSupport.withTemporaryDirectory { root in
             let setup = try F.setUp(in: root)

@@ -146,7 +146,7 @@ struct StagingCleanupTests {
 
             // Nothing to add: never refused, even with less than the reserve free.
             try setup.staging.makeRoom(for: 0, now: now, measuring: { () throws(ReceiveError) in .init(available: 0, total: total) })
-            #expect(throws: ReceiveError.self) {
+            #expect(throws: ReceiveError.insufficientSpace(needed: 1, available: reserve, reserved: reserve)) {
                 try setup.staging.makeRoom(for: 1, now: now, measuring: { () throws(ReceiveError) in .init(available: reserve, total: total) })
             }
         }

@@ -117,6 +117,10 @@ public final class IncomingFile {
     }
 
     deinit {
+        // A one-chunk file staged directly under its private name has nothing to resume, and
+        // the staging clean-up leaves staged names alone: if this transfer never finished it
+        // (a failed write, a dropped offer), nobody else ever will.
+        if let name = directStagedName, !isFinished { unlinkat(staging.directory.rawValue, name, 0) }
         staging.partialLocks.release(manifest.fileHash)
     }
 

@@ -43,13 +43,6 @@ public final class LibraryDirectory: Sendable {
         return Space(available: bytes(UInt64(info.f_bavail)), total: bytes(UInt64(info.f_blocks)))
     }
 
-    /// Bytes an unprivileged writer can still use on the library's file system.
-    /// Whether an offer fits is `StagingArea.makeRoom(for:now:)`'s to say: it
-    /// also counts what the staging area may give back and the room kept free.
-    public func availableBytes() throws(ReceiveError) -> UInt64 {
-        try space().available
-    }
-
     /// A directory reached by `openDirectory`, and what the walk had to create.
     struct Walk {
         let directory: OwnedDescriptor
