@@ -16,6 +16,9 @@ TEST_PACKAGES := mandoc groff-base man-db bash-completion zsh fish xfsprogs
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEBUG_BIN    := .build/debug
 RELEASE_BIN  := .build/release
+# Each layer is a target; a file that imports a target its own does not list
+# fails the build, even when that module happens to be built already.
+LAYERS       := --explicit-target-dependency-import-check error
 
 .PHONY: all lab deps lab-deps test-deps bench-deps bench docs install uninstall build release test unit-test demo bench-content bench-channel bench-broadcast clean
 
@@ -75,17 +78,17 @@ bench-deps:
 	fi
 
 build: deps
-	$(SWIFT) build
+	$(SWIFT) build $(LAYERS)
 
 release: deps
-	$(SWIFT) build -c release
+	$(SWIFT) build -c release $(LAYERS)
 
 # Every test: unit and end-to-end (the e2e tests run the freshly built lfsync binary).
 # Serial on purpose: on 2 cores, CPU-heavy synchronous tests running in parallel
 # starve the cooperative thread pool that the network tests' timers need (a
 # parallel run took longer, 28 s against 19 s, and fired spurious timeouts).
 test: deps test-deps lab-deps
-	$(SWIFT) build --build-tests
+	$(SWIFT) build --build-tests $(LAYERS)
 	LFSYNC_BINARY=$(CURDIR)/$(DEBUG_BIN)/lfsync \
 	LFSYNC_DISCOVERY_PROBE=$(CURDIR)/$(DEBUG_BIN)/lfsync-discovery-probe \
 	LFSYNC_BENCH_BINARY=$(CURDIR)/$(DEBUG_BIN)/lfsync-bench \

@@ -11,6 +11,7 @@ let package = Package(
     name: "lfsync",
     products: [
         .library(name: "LocalFirstSync", targets: ["LocalFirstSync"]),
+        .library(name: "LocalFirstSyncTesting", targets: ["LocalFirstSyncTesting"]),
         .executable(name: "lfsync", targets: ["lfsync"]),
     ],
     targets: [
@@ -20,19 +21,35 @@ let package = Package(
         /// glibc interfaces missing from Swift's Glibc module; header-only.
         .systemLibrary(name: "CLinux"),
         systemModule("CDNSSD", pkgConfig: "avahi-compat-libdns_sd", apt: "libavahi-compat-libdnssd-dev"),
+        // The layers, bottom up (DESIGN.md §2, ARCHITECTURE.md). Each is its own
+        // target so the compiler refuses an import against the direction;
+        // `package` access carries what they share without making it public.
+        .target(name: "LFSyncSystem", dependencies: ["CLinux"]),
+        .target(name: "LFSyncCrypto", dependencies: ["LFSyncSystem", "CSodium"]),
+        .target(name: "LFSyncContent", dependencies: ["LFSyncSystem", "LFSyncCrypto"]),
+        .target(name: "LFSyncStore", dependencies: ["LFSyncContent", "CSQLite"]),
+        .target(name: "LFSyncTransport", dependencies: ["LFSyncSystem"]),
+        /// Real sockets on epoll, kept apart from the seam like NIOPosix is from NIOCore.
+        .target(name: "LFSyncTCP", dependencies: ["LFSyncTransport", "CLinux"]),
+        .target(name: "LFSyncWire", dependencies: ["LFSyncTransport", "LFSyncContent", "LFSyncCrypto", "CZstd", "CSodium"]),
+        .target(name: "LFSyncDiscovery", dependencies: ["LFSyncSystem", "CDNSSD", "CLinux"]),
+        /// The engine and the public API an app imports.
         .target(
             name: "LocalFirstSync",
-            dependencies: ["CSodium", "CZstd", "CSQLite", "CDNSSD", "CLinux"]
+            dependencies: ["LFSyncStore", "LFSyncWire", "LFSyncTCP", "LFSyncDiscovery"]
         ),
-        .executableTarget(name: "lfsync", dependencies: ["LocalFirstSync"]),
+        /// In-memory transport and discovery with fault injection, and a manual
+        /// clock: what an app's own tests need (like NIOEmbedded).
+        .target(name: "LocalFirstSyncTesting", dependencies: ["LocalFirstSync"]),
+        .executableTarget(name: "lfsync", dependencies: ["LocalFirstSync", "LFSyncSystem", "LFSyncTCP", "LFSyncWire"]),
         /// Advertises or browses over DNS-SD; the discovery lab runs it inside network namespaces.
         .executableTarget(name: "lfsync-discovery-probe", dependencies: ["LocalFirstSync"]),
-        .executableTarget(name: "lfsync-hostile-peer", dependencies: ["LocalFirstSync"]),
+        .executableTarget(name: "lfsync-hostile-peer", dependencies: ["LocalFirstSync", "LFSyncTCP", "LFSyncWire"]),
         /// Synthetic media and sample libraries, shared by tests, the demo and the benchmarks.
         .target(name: "LFSyncFixtures", dependencies: ["LocalFirstSync"]),
-        .executableTarget(name: "lfsync-bench", dependencies: ["LocalFirstSync", "LFSyncFixtures"]),
+        .executableTarget(name: "lfsync-bench", dependencies: ["LocalFirstSync", "LFSyncFixtures", "LFSyncTCP", "LFSyncWire"]),
         .testTarget(
-            name: "LocalFirstSyncTests", dependencies: ["LocalFirstSync", "LFSyncFixtures", "CSodium", "CLinux"],
+            name: "LocalFirstSyncTests", dependencies: ["LocalFirstSync", "LocalFirstSyncTesting", "LFSyncFixtures", "CSodium", "CLinux"],
             // Read at run time from the source tree, so that other implementations can use them too.
             exclude: ["Vectors"]
         ),

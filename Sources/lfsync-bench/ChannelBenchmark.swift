@@ -1,6 +1,8 @@
 import Dispatch
 import Foundation
 import LocalFirstSync
+import LFSyncTCP
+import LFSyncWire
 
 /// Encrypted channel throughput over loopback TCP, against single-core
 /// encryption with the cipher the channel negotiates (AES-256-GCM where the

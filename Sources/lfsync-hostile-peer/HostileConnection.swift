@@ -1,4 +1,6 @@
 import LocalFirstSync
+import LFSyncTCP
+import LFSyncWire
 
 /// One connection to the peer under test, opened the way a real device opens
 /// it (Noise handshake, Hello, connection decision), after which the hostile

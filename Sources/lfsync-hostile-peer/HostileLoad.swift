@@ -1,13 +1,8 @@
 import Foundation
 import LocalFirstSync
 import Synchronization
-
-/// Set once, read from any task.
-final class Flag: Sendable {
-    private let value = Atomic<Bool>(false)
-    var isSet: Bool { value.load(ordering: .acquiring) }
-    func set() { value.store(true, ordering: .releasing) }
-}
+import LFSyncTCP
+import LFSyncWire
 
 /// Attacks on availability rather than on the library: many connections, slow
 /// ones, and a receiver that takes everything and answers nothing. Each prints
@@ -65,7 +60,7 @@ enum HostileLoad {
             let began = clock.now
             // The length prefix of a 64-byte Noise message that is never finished.
             try? await raw.send([0, 64])
-            let finished = Flag()
+            let finished = AtomicFlag()
             let closed = Task {
                 let held = await heldFor(raw, since: began, limit: limit)
                 finished.set()

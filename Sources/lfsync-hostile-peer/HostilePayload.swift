@@ -1,4 +1,5 @@
 import LocalFirstSync
+import LFSyncWire
 
 /// Byte-level builders for messages lfsync's own encoder would refuse to
 /// produce: they write the wire format of PROTOCOL.md directly.

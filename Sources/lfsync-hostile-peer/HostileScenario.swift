@@ -1,4 +1,5 @@
 import LocalFirstSync
+import LFSyncWire
 
 /// The attacks of DESIGN.md §6 and issue 6, each sent over a fresh, fully
 /// handshaken connection by a peer the receiver trusts (a compromised device),

@@ -11,7 +11,7 @@ struct Console: Sendable {
     var stderrIsTerminal: Bool
 
     init(arguments: ParsedArguments, environment: [String: String] = ProcessInfo.processInfo.environment) {
-        verbosity = arguments.flag("quiet") ? .quiet : arguments.flag("verbose") ? .verbose : .normal
+        verbosity = arguments[LFSyncCommands.quiet] ? .quiet : arguments[LFSyncCommands.verbose] ? .verbose : .normal
         stderrIsTerminal = isatty(STDERR_FILENO) == 1
         useColor = stderrIsTerminal && environment["NO_COLOR"].map(\.isEmpty) ?? true
     }

@@ -44,20 +44,10 @@ struct LFSyncMain {
 
     static func run(_ command: CommandSpec, _ arguments: ParsedArguments, model: CommandModel) async throws -> ExitCode {
         let console = Console(arguments: arguments)
+        if let type = LFSyncCommands.runnable.first(where: { $0.spec.name == command.name }) {
+            return try await type.init(arguments: arguments, console: console).run()
+        }
         switch command.name {
-        case "completions": return try CompletionsCommand(arguments: arguments).run()
-        case "init": return try InitCommand(arguments: arguments, console: console).run()
-        case "id": return try IDCommand(arguments: arguments, console: console).run()
-        case "peers": return try await PeersCommand(arguments: arguments, console: console).run()
-        case "trust": return try TrustCommand(arguments: arguments, console: console).run()
-        case "untrust": return try UntrustCommand(arguments: arguments, console: console).run()
-        case "serve": return try await ServeCommand(arguments: arguments, console: console).run()
-        case "push": return try await PushCommand(arguments: arguments, console: console).run()
-        case "pull": return try await PullCommand(arguments: arguments, console: console).run()
-        case "status": return try await StatusCommand(arguments: arguments, console: console).run()
-        case "verify": return try await VerifyCommand(arguments: arguments, console: console).run()
-        case "scan":
-            return try await ScanCommand(arguments: arguments, console: console).run()
         case "help":
             if let name = arguments.positionals.first {
                 guard let target = model.command(named: name) else {

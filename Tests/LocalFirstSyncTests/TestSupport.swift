@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 #endif
 @testable import LocalFirstSync
+@testable import LFSyncContent
 
 /// Paths and scratch directories shared by the test suites.
 enum TestSupport {

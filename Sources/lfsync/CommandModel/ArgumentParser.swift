@@ -29,7 +29,7 @@ struct ArgumentParser {
     }
 
     func parse(_ arguments: [String], for command: CommandSpec) throws(UsageError) -> ParsedArguments {
-        var parsed = ParsedArguments()
+        var parsed = ParsedArguments(command: command.name)
         let hint = "Run 'lfsync \(command.name) --help' for usage."
         var index = 0
         var onlyPositionals = false
@@ -71,6 +71,9 @@ struct ArgumentParser {
             }
             if case let .choices(choices) = option.completion, !choices.contains(value) {
                 throw UsageError(message: "'\(value)' is not a valid value for '--\(option.long)' (one of: \(choices.joined(separator: ", ")))", hint: hint)
+            }
+            if let accepts = option.accepts, !accepts(value) {
+                throw UsageError(message: "'\(value)' is not a valid value for '--\(option.long)': expected \(option.expected ?? option.valueName ?? "a value")", hint: hint)
             }
             parsed.values[option.long, default: []].append(value)
         }

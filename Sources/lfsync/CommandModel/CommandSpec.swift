@@ -17,6 +17,11 @@ struct OptionSpec: Sendable {
     var valueName: String? = nil
     var help: String
     var completion: CompletionKind = .none
+    /// For a typed `Option`: whether a value converts, and what a valid one looks
+    /// like. The parser checks every value with it, so a bad value is a usage
+    /// error before the command starts.
+    var accepts: (@Sendable (String) -> Bool)? = nil
+    var expected: String? = nil
 
     var isFlag: Bool { valueName == nil }
 }

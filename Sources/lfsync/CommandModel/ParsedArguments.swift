@@ -1,9 +1,10 @@
-/// The result of parsing one command's arguments against its spec.
+/// The result of parsing one command's arguments against its spec. Commands
+/// read options through their typed `Flag`s and `Option`s (TypedOption.swift),
+/// never by a name string.
 struct ParsedArguments: Sendable {
+    /// The command these arguments were given to, for error messages.
+    var command: String = ""
     var flags: Set<String> = []
     var values: [String: [String]] = [:]
     var positionals: [String] = []
-
-    func flag(_ long: String) -> Bool { flags.contains(long) }
-    func value(_ long: String) -> String? { values[long]?.last }
 }

@@ -3,6 +3,7 @@
 /// loaded with `source <(lfsync completions bash)` always matches it.
 struct CompletionsCommand {
     let arguments: ParsedArguments
+    let console: Console
 
     func run() throws -> ExitCode {
         let name = arguments.positionals.first ?? ""
@@ -15,4 +16,13 @@ struct CompletionsCommand {
         print(CompletionScriptGenerator(model: LFSyncCommands.model).script(for: shell), terminator: "")
         return .success
     }
+}
+
+extension CompletionsCommand: LFSyncCommand {
+    static let spec = CommandSpec(
+        name: "completions",
+        abstract: "Print a shell completion script",
+        arguments: [ArgumentSpec(name: "SHELL", help: "bash, zsh or fish.", completion: .choices(["bash", "zsh", "fish"]))],
+        examples: ["source <(lfsync completions bash)", "lfsync completions fish > ~/.config/fish/completions/lfsync.fish"]
+    )
 }

@@ -15,7 +15,7 @@ struct InitCommand {
             throw CommandFailure(message: "cannot create the identity: \(error)", exitCode: .ioError)
         }
         var config = try DeviceConfig.load(from: home.configURL)
-        if let name = arguments.value("name") {
+        if let name = try arguments.value(Self.name) {
             guard !name.isEmpty, name.utf8.count <= 64, !name.contains(where: { $0.isNewline || $0.asciiValue.map { $0 < 0x20 } == true }) else {
                 throw UsageError(message: "a device name is 1–64 bytes of printable text", hint: nil)
             }
@@ -23,7 +23,7 @@ struct InitCommand {
         }
         try config.save(to: home.configURL)
         _ = try home.ledger()
-        if arguments.flag("json") {
+        if arguments[LFSyncCommands.json] {
             console.result(try JSONOutput.render(IDReport(name: config.name, deviceID: identity.deviceID.description, stateDirectory: home.url.path)))
         } else {
             console.note(existed ? "already initialised in \(home.url.path)" : "initialised \(home.url.path)")
@@ -48,7 +48,7 @@ struct IDCommand {
     func run() throws -> ExitCode {
         let identity = try home.identity()
         let config = try DeviceConfig.load(from: home.configURL)
-        if arguments.flag("json") {
+        if arguments[LFSyncCommands.json] {
             console.result(try JSONOutput.render(IDReport(name: config.name, deviceID: identity.deviceID.description, stateDirectory: home.url.path)))
         } else {
             console.result("\(identity.deviceID)  \(config.name)")
@@ -72,18 +72,18 @@ struct TrustCommand {
             throw UsageError(message: "\(error)", hint: "Copy the Device ID from 'lfsync id' on the other device.")
         }
         guard id != own.deviceID else { throw UsageError(message: "that is this device's own ID", hint: nil) }
-        if let address = arguments.value("address"), PeerAddress(parsing: address) == nil {
+        if let address = try arguments.value(Self.address), PeerAddress(parsing: address) == nil {
             throw UsageError(message: "'\(address)' is not HOST:PORT", hint: "IPv6 addresses go in brackets: [fe80::1]:7878")
         }
         var config = try DeviceConfig.load(from: home.configURL)
         let existing = config.trusted(id)
-        let name = arguments.value("name") ?? existing?.name ?? id.shortForm
+        let name = try arguments.value(Self.name) ?? existing?.name ?? id.shortForm
         if let clash = config.peers.first(where: { $0.name == name && (try? DeviceID(parsing: $0.deviceID)) != id }) {
             throw UsageError(message: "the name '\(name)' is already used for \(clash.deviceID)", hint: "Choose another --name.")
         }
         config.peers.removeAll { (try? DeviceID(parsing: $0.deviceID)) == id }
-        let autoAccept = arguments.flag("auto-accept"), allowPull = arguments.flag("allow-pull")
-        config.peers.append(.init(name: name, deviceID: id.description, address: arguments.value("address") ?? existing?.address,
+        let autoAccept = arguments[Self.autoAccept], allowPull = arguments[Self.allowPull]
+        config.peers.append(.init(name: name, deviceID: id.description, address: try arguments.value(Self.address) ?? existing?.address,
                                   autoAccept: autoAccept, allowPull: allowPull))
         config.peers.sort { $0.name < $1.name }
         try config.save(to: home.configURL)
@@ -111,4 +111,56 @@ struct UntrustCommand {
         console.note("no longer trusting \(trusted.name) (\(trusted.deviceID))")
         return .success
     }
+}
+
+extension InitCommand: LFSyncCommand {
+    static let name = Option<String>("name", valueName: "NAME", help: "The name other devices see (default: the host name).")
+
+    static let spec = CommandSpec(
+        name: "init",
+        abstract: "Create this device's identity and state (safe to run again)",
+        discussion: "Creates the identity key (mode 0600) and the state directory, and prints the Device ID other devices use to trust this one. Running it again changes nothing but the name, if given.",
+        options: [name.spec, LFSyncCommands.json.spec],
+        examples: ["lfsync init --name laptop"]
+    )
+}
+
+extension IDCommand: LFSyncCommand {
+    static let spec = CommandSpec(
+        name: "id",
+        abstract: "Print this device's Device ID and name",
+        options: [LFSyncCommands.json.spec],
+        examples: ["lfsync id", "lfsync id --json"]
+    )
+}
+
+extension TrustCommand: LFSyncCommand {
+    static let name = Option<String>("name", valueName: "NAME", help: "A name to refer to the device by (default: its short ID).")
+    static let address = Option<String>("address", valueName: "HOST:PORT", help: "Where to reach it when discovery cannot find it.")
+    static let autoAccept = Flag("auto-accept", help: "Accept its offers without asking.")
+    static let allowPull = Flag("allow-pull", help: "Let it pull everything this device serves (not implied by --auto-accept).")
+
+    static let spec = CommandSpec(
+        name: "trust",
+        abstract: "Trust a device by its Device ID",
+        discussion: "A trusted device may connect without a question. With --auto-accept its offers are also accepted without asking, which is what unattended (cron) pushes to this device need. With --allow-pull it may pull: be offered everything this device serves that it lacks, including what other devices sent here. The two are separate, and neither implies the other. Trusting a device again keeps its name and address unless given, and sets both permissions to exactly what that run says.",
+        options: [
+            name.spec,
+            address.spec,
+            autoAccept.spec,
+            allowPull.spec,
+        ],
+        arguments: [ArgumentSpec(name: "DEVICE-ID", help: "The Device ID printed by 'lfsync id' on that device.")],
+        examples: ["lfsync trust ABCDEFG-HIJKLMN-... --name laptop --auto-accept",
+                   "lfsync trust ABCDEFG-HIJKLMN-... --name nas --address nas.local:7878 --allow-pull"]
+    )
+}
+
+extension UntrustCommand: LFSyncCommand {
+    static let spec = CommandSpec(
+        name: "untrust",
+        abstract: "Stop trusting a device",
+        arguments: [ArgumentSpec(name: "PEER", help: "Name or Device ID (or a unique prefix).", completion: .peer)],
+        examples: ["lfsync untrust nas"]
+    )
 }

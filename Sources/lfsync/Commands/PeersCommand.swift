@@ -39,8 +39,7 @@ struct PeersCommand {
     func run() async throws -> ExitCode {
         let identity = try home.identity()
         let config = try DeviceConfig.load(from: home.configURL)
-        let seconds = Double(arguments.value("timeout") ?? "3") ?? -1
-        guard seconds > 0, seconds <= 600 else { throw UsageError(message: "--timeout takes 0–600 seconds", hint: nil) }
+        let seconds = try arguments.value(Self.timeout) ?? 3
         let discovery = DNSSDDiscovery(configuration: .init(localDeviceID: identity.deviceID.description))
         var found: [String: DiscoveredPeer] = [:]
         var unavailable: String?
@@ -83,7 +82,7 @@ struct PeersCommand {
             rows.append(Row(name: trusted.name, deviceID: trusted.deviceID, address: trusted.address, trusted: trusted, seen: false))
         }
         if let unavailable { console.note("discovery unavailable: \(unavailable)") }
-        if arguments.flag("json") {
+        if arguments[LFSyncCommands.json] {
             console.result(try JSONOutput.render(rows))
         } else {
             for row in rows {
@@ -94,4 +93,17 @@ struct PeersCommand {
         }
         return .success
     }
+}
+
+extension PeersCommand: LFSyncCommand {
+    static let timeout = Option<Double>("timeout", valueName: "SECONDS", help: "How long to browse (default 3).",
+                                       expected: "a number of seconds, more than 0 and at most 600") { Double($0).flatMap { $0 > 0 && $0 <= 600 ? $0 : nil } }
+
+    static let spec = CommandSpec(
+        name: "peers",
+        abstract: "Discover nearby devices and list trusted ones",
+        discussion: "Browses the local network over DNS-SD for a few seconds and lists each device found (name, Device ID, address, whether it is trusted and, if so, whether its offers are auto-accepted and whether it may pull), followed by trusted devices that were not seen. Without a running avahi-daemon only trusted devices with a known address are listed, with a note.",
+        options: [timeout.spec, LFSyncCommands.json.spec],
+        examples: ["lfsync peers", "lfsync peers --timeout 10 --json"]
+    )
 }

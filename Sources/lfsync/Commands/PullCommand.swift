@@ -1,5 +1,6 @@
 import Foundation
 import LocalFirstSync
+import LFSyncTCP
 
 /// `lfsync pull --from PEER --library DIR`: ask a peer that allows us to pull
 /// (`lfsync trust … --allow-pull` there) to offer what we lack, and receive it.
@@ -9,13 +10,13 @@ struct PullCommand {
     let home = StateHome()
 
     func run() async throws -> ExitCode {
-        guard let from = arguments.value("from"), let libraryPath = arguments.value("library") else {
+        guard let from = try arguments.value(Self.from), let libraryPath = try arguments.value(Self.library) else {
             throw UsageError(message: "pull needs --from PEER and --library DIR", hint: "Run 'lfsync pull --help' for usage.")
         }
         let library = try DirectoryArgument.existing(libraryPath)
         let identity = try home.identity()
         let config = try DeviceConfig.load(from: home.configURL)
-        let lock = arguments.flag("batch") ? try ProcessLock(at: home.lockURL) : nil
+        let lock = arguments[Self.batch] ? try ProcessLock(at: home.lockURL) : nil
         defer { withExtendedLifetime(lock) {} }
         let target = try PeerResolver(config: config, localDeviceID: identity.deviceID).resolve(from)
         guard let id = target.deviceID, target.trusted != nil else {
@@ -80,4 +81,22 @@ struct PullCommand {
         }
         return failed.isEmpty ? .success : .partial
     }
+}
+
+extension PullCommand: LFSyncCommand {
+    static let from = Option<String>("from", valueName: "PEER", help: "The peer to pull from (it must trust this device with --allow-pull).", completion: .peer)
+    static let library = Option<String>("library", valueName: "DIR", help: "The folder to receive into.", completion: .directory)
+    static let batch = Flag("batch", help: "Unattended: never prompt, lock, quiet on success.")
+
+    static let spec = CommandSpec(
+        name: "pull",
+        abstract: "Receive what a trusted peer has that this device lacks",
+        discussion: "Connects to PEER and asks it to offer everything it serves that this device lacks; PEER answers only when it trusts this device with --allow-pull (exit 77 otherwise). Holds the library's lock like serve: exits 75 when a serve or another pull is receiving into DIR.",
+        options: [
+            from.spec,
+            library.spec,
+            batch.spec,
+        ],
+        examples: ["lfsync pull --from nas --library ~/Pictures"]
+    )
 }

@@ -1,5 +1,6 @@
 import Foundation
 import LocalFirstSync
+import LFSyncTCP
 
 /// `lfsync push PATH... --to PEER[,PEER...] | --all [--batch] [--dry-run]`.
 ///
@@ -30,13 +31,13 @@ struct PushCommand {
     }
 
     func run() async throws -> ExitCode {
-        let batch = arguments.flag("batch")
-        let targetsText = (arguments.values["to"] ?? []).flatMap { $0.split(separator: ",").map(String.init) }
-        guard !targetsText.isEmpty || arguments.flag("all") else {
+        let batch = arguments[Self.batch]
+        let targetsText = try arguments.values(Self.to).flatMap { $0.split(separator: ",").map(String.init) }
+        guard !targetsText.isEmpty || arguments[Self.all] else {
             throw UsageError(message: "push needs --to PEER or --all", hint: "Run 'lfsync push --help' for usage.")
         }
         guard !arguments.positionals.isEmpty else { throw UsageError(message: "missing argument PATH", hint: "Run 'lfsync push --help' for usage.") }
-        let progressMode = ProgressRenderer.Mode(rawValue: arguments.value("progress") ?? "auto") ?? .auto
+        let progressMode = try arguments.value(Self.progress) ?? .auto
         let identity = try home.identity()
         let config = try DeviceConfig.load(from: home.configURL)
         let lock = batch ? try ProcessLock(at: home.lockURL) : nil
@@ -45,7 +46,7 @@ struct PushCommand {
 
         let resolver = PeerResolver(config: config, localDeviceID: identity.deviceID)
         var targets = try targetsText.map { try resolver.resolve($0) }
-        if arguments.flag("all") {
+        if arguments[Self.all] {
             targets += try config.peers.map { try resolver.resolve($0.name) }
         }
         // Each device once, however often it was named (`--to nas,nas`, or a name and its Device ID).
@@ -54,7 +55,7 @@ struct PushCommand {
         guard !targets.isEmpty else { throw CommandFailure(message: "no trusted peers to send to ('lfsync trust' adds one)", exitCode: .usage) }
 
         let urls = try arguments.positionals.map { try DirectoryArgument.existing($0) }
-        if arguments.flag("dry-run") {
+        if arguments[Self.dryRun] {
             return try await dryRun(urls, targets: targets, ledger: ledger)
         }
 
@@ -133,7 +134,7 @@ struct PushCommand {
         reports += perPeer.values.sorted { $0.peer < $1.peer }
         let exit: ExitCode = unreachable ? .peerUnavailable : declined ? .declined : failed ? .partial : .success
 
-        if arguments.flag("json") {
+        if arguments[LFSyncCommands.json] {
             console.result(try JSONOutput.render(Report(assets: contentCount, bytes: totalBytes, peers: reports, exitCode: exit.rawValue)))
         } else if !(batch && exit == .success) {
             for report in reports {
@@ -194,4 +195,28 @@ struct PushCommand {
         Console.writeError("\(question) [y/N] ")
         return ["y", "yes"].contains(readLine()?.trimmingCharacters(in: .whitespaces).lowercased() ?? "")
     }
+}
+
+extension PushCommand: LFSyncCommand {
+    static let to = Option<String>("to", valueName: "PEER[,PEER...]", help: "Target peers: names, Device IDs (or unique prefixes) or HOST:PORT.", completion: .peer)
+    static let all = Flag("all", help: "Send to every trusted peer.")
+    static let batch = Flag("batch", help: "Unattended: never prompt, lock, quiet on success, strict exit codes.")
+    static let dryRun = Flag("dry-run", help: "Scan and show what would be offered; send nothing.")
+    static let progress = Option<ProgressRenderer.Mode>("progress", valueName: "MODE", help: "Progress on stderr: auto (a terminal only), plain, json or none.")
+
+    static let spec = CommandSpec(
+        name: "push",
+        abstract: "Send what peers lack: scan, offer, send only missing chunks",
+        discussion: "Scans each PATH, connects to the target peers, offers the assets and sends each peer only the chunks it does not have, with one progress line per peer on a terminal. With --batch it never prompts, takes a lock, prints nothing on success and exits 0 only when every peer confirmed every asset (1 some failed, 69 a peer was unreachable, 75 another run holds the lock, 77 declined).",
+        options: [
+            to.spec,
+            all.spec,
+            batch.spec,
+            dryRun.spec,
+            progress.spec,
+            LFSyncCommands.json.spec,
+        ],
+        arguments: [ArgumentSpec(name: "PATH", help: "Folders to send.", isRepeating: true, completion: .directory)],
+        examples: ["lfsync push ~/Pictures --to nas", "lfsync push ~/Pictures --all --batch"]
+    )
 }

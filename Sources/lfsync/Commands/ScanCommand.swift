@@ -10,7 +10,7 @@ struct ScanCommand {
         let path = arguments.positionals[0]
         let library = try DirectoryArgument.existing(path)
         var scanner = LibraryScanner(root: library)
-        if !arguments.flag("no-cache") {
+        if !arguments[Self.noCache] {
             let home = StateHome()
             try home.createIfNeeded()
             let index = try LibraryIndex.open(at: home.libraryIndex(for: library))
@@ -18,7 +18,7 @@ struct ScanCommand {
             scanner.chunkIndex = index.chunkIndex
         }
         let scan = try await scanner.scan()
-        if arguments.flag("json") {
+        if arguments[LFSyncCommands.json] {
             console.result(try ScanReport(library: library.standardizedFileURL.path, scan: scan).json())
         } else {
             printText(scan)
@@ -85,4 +85,17 @@ struct ScanReport: Encodable {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         return String(decoding: try encoder.encode(self), as: UTF8.self)
     }
+}
+
+extension ScanCommand: LFSyncCommand {
+    static let noCache = Flag("no-cache", help: "Hash every file; neither read nor update the scan cache.")
+
+    static let spec = CommandSpec(
+        name: "scan",
+        abstract: "List the assets lfsync sees in a folder (what would be synced)",
+        discussion: "Walks DIR without following symbolic links, groups Live Photo pairs (by their Apple content identifier first, same name second), RAW+JPEG pairs and sidecars into assets, and prints each asset's kind, files, roles, sizes and content ID. Unchanged files are taken from the scan cache in the state directory, so a rescan reads no file content.",
+        options: [LFSyncCommands.json.spec, noCache.spec],
+        arguments: [ArgumentSpec(name: "DIR", help: "The library folder to scan.", completion: .directory)],
+        examples: ["lfsync scan ~/Pictures", "lfsync scan --json ~/Pictures | jq '.assets | length'"]
+    )
 }

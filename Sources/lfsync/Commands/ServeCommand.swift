@@ -1,5 +1,7 @@
 import Foundation
 import LocalFirstSync
+import LFSyncTCP
+import LFSyncWire
 
 /// `lfsync serve --library DIR [--listen ADDR:PORT] [--advertise|--no-advertise]`:
 /// the receiving side. One log line per event on stderr.
@@ -9,11 +11,11 @@ struct ServeCommand {
     let home = StateHome()
 
     func run() async throws -> ExitCode {
-        guard let libraryPath = arguments.value("library") else {
+        guard let libraryPath = try arguments.value(Self.library) else {
             throw UsageError(message: "serve needs --library DIR", hint: "Run 'lfsync serve --help' for usage.")
         }
         let library = try DirectoryArgument.existing(libraryPath)
-        let listenText = arguments.value("listen") ?? "[::]:\(DeviceConfig.defaultPort)"
+        let listenText = try arguments.value(Self.listen) ?? "[::]:\(DeviceConfig.defaultPort)"
         guard let listen = PeerAddress(parsing: listenText) else {
             throw UsageError(message: "'\(listenText)' is not ADDR:PORT", hint: "For example 0.0.0.0:7878 or [::]:7878")
         }
@@ -35,7 +37,7 @@ struct ServeCommand {
             throw CommandFailure(message: "cannot scan the library: \(error)", exitCode: .ioError)
         }
 
-        let advertise = !arguments.flag("no-advertise")
+        let advertise = !arguments[Self.noAdvertise]
         let discovery: (any Discovery)? = advertise ? DNSSDDiscovery(configuration: .init(localDeviceID: identity.deviceID.description)) : nil
         let interactive = Prompter.isInteractive
         let sync = LocalSync(
@@ -128,4 +130,24 @@ struct ServeCommand {
             Console.writeError("\(stamp) \(line)\n")
         }
     }
+}
+
+extension ServeCommand: LFSyncCommand {
+    static let library = Option<String>("library", valueName: "DIR", help: "The folder to receive into (required).", completion: .directory)
+    static let listen = Option<String>("listen", valueName: "ADDR:PORT", help: "Address to listen on (default [::]:7878).")
+    static let advertise = Flag("advertise", help: "Advertise over DNS-SD (the default).")
+    static let noAdvertise = Flag("no-advertise", help: "Do not advertise; peers connect by address.")
+
+    static let spec = CommandSpec(
+        name: "serve",
+        abstract: "Receive from other devices into a library",
+        discussion: "Listens for connections, advertises this device over DNS-SD, and asks on the terminal before accepting an unknown device (showing its full Device ID, and warning when it uses the name of a trusted device) or an offer. Offers from devices trusted with --auto-accept are accepted without asking; everything else is declined when there is no terminal. Pulls are answered only for devices trusted with --allow-pull. Holds the library's lock (.lfsync/lock in DIR) while it runs: a second serve or a pull into the same library exits 75. Logs one line per event; stops on Ctrl-C or SIGTERM.",
+        options: [
+            library.spec,
+            listen.spec,
+            advertise.spec,
+            noAdvertise.spec,
+        ],
+        examples: ["lfsync serve --library ~/Pictures", "lfsync serve --library /srv/photos --listen 0.0.0.0:7878 --no-advertise"]
+    )
 }

@@ -39,7 +39,7 @@ struct StatusCommand {
         for key in try ledger.peers() where !peers.contains(where: { $0.key == key }) {
             peers.append(((try? DeviceID(parsing: key.rawValue))?.shortForm ?? key.rawValue, key))
         }
-        if let only = arguments.value("peer") {
+        if let only = try arguments.value(Self.peer) {
             let target = try resolver.resolve(only)
             guard let id = target.deviceID else { throw UsageError(message: "status --peer needs a name or Device ID", hint: nil) }
             peers = [(target.label, PeerKey(rawValue: id.description))]
@@ -91,7 +91,7 @@ struct StatusCommand {
             }
             statuses.append(status)
         }
-        if arguments.flag("json") {
+        if arguments[LFSyncCommands.json] {
             console.result(try JSONOutput.render(statuses))
             return .success
         }
@@ -108,4 +108,17 @@ struct StatusCommand {
         }
         return .success
     }
+}
+
+extension StatusCommand: LFSyncCommand {
+    static let peer = Option<String>("peer", valueName: "PEER", help: "Only this peer.", completion: .peer)
+
+    static let spec = CommandSpec(
+        name: "status",
+        abstract: "Show what is synced with which peer",
+        discussion: "Per peer: whether its offers are accepted without asking (auto-accept) and whether it may pull, and how many assets are synced, pending, in flight or failed, and their bytes. With PATH, only the assets in that folder are counted, and assets never offered count as pending. With -v, one line per asset.",
+        options: [peer.spec, LFSyncCommands.json.spec],
+        arguments: [ArgumentSpec(name: "PATH", help: "Count only the assets in this folder.", isOptional: true, completion: .directory)],
+        examples: ["lfsync status", "lfsync status ~/Pictures --peer nas -v"]
+    )
 }

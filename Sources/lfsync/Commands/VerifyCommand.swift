@@ -19,7 +19,7 @@ struct VerifyCommand {
     }
 
     func run() async throws -> ExitCode {
-        let library = try DirectoryArgument.existing(arguments.value("library") ?? FileManager.default.currentDirectoryPath)
+        let library = try DirectoryArgument.existing(try arguments.value(Self.library) ?? FileManager.default.currentDirectoryPath)
         let index = try home.index(for: library)
         let recorded = try index.scanCache.loadAll()
         // A fresh scan without the cache re-hashes everything.
@@ -44,7 +44,7 @@ struct VerifyCommand {
             // Nothing to compare against yet: record the hashes now for the next verify.
             _ = try await LibraryScanner(root: library, cache: index.scanCache, chunkIndex: index.chunkIndex).scan()
         }
-        if arguments.flag("json") {
+        if arguments[LFSyncCommands.json] {
             console.result(try JSONOutput.render(report))
         } else {
             if recorded.isEmpty { console.note("no earlier scan of \(library.path): hashes recorded now; run verify again later to compare") }
@@ -55,4 +55,16 @@ struct VerifyCommand {
         }
         return report.corrupt.isEmpty && report.unreadable.isEmpty ? .success : .partial
     }
+}
+
+extension VerifyCommand: LFSyncCommand {
+    static let library = Option<String>("library", valueName: "DIR", help: "The folder to verify (default: the current directory).", completion: .directory)
+
+    static let spec = CommandSpec(
+        name: "verify",
+        abstract: "Re-hash a library and report corrupted files",
+        discussion: "Reads every file again and compares it with the hashes recorded when it was last scanned. A file whose content changed while its size and modification time did not is reported as corrupt (exit 1).",
+        options: [library.spec, LFSyncCommands.json.spec],
+        examples: ["lfsync verify --library ~/Pictures"]
+    )
 }

@@ -4,7 +4,7 @@ import LocalFirstSync
 /// Per-peer progress on stderr: one line per peer, redrawn in place on a
 /// terminal; plain lines or JSON lines when asked; nothing otherwise.
 final class ProgressRenderer: @unchecked Sendable {
-    enum Mode: String { case auto, plain, json, none }
+    enum Mode: String, CaseIterable, Sendable { case auto, plain, json, none }
 
     private let mode: Mode
     private let useColor: Bool

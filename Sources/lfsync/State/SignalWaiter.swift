@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import LFSyncSystem
 
 /// Waits for SIGINT or SIGTERM, so `serve` can withdraw its advertisement
 /// and close connections cleanly instead of dying mid-write.
@@ -7,7 +8,7 @@ enum SignalWaiter {
     static func wait() async -> Int32 {
         await withCheckedContinuation { continuation in
             let queue = DispatchQueue(label: "lfsync.signals")
-            let once = OnceFlag()
+            let once = AtomicFlag()
             var sources: [DispatchSourceSignal] = []
             for signalNumber in [SIGINT, SIGTERM] {
                 signal(signalNumber, SIG_IGN)
@@ -31,17 +32,5 @@ private enum SignalSources {
 
     static func keep(_ sources: [DispatchSourceSignal]) {
         lock.withLock { kept += sources }
-    }
-}
-
-final class OnceFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var claimed = false
-
-    func claim() -> Bool {
-        lock.withLock {
-            defer { claimed = true }
-            return !claimed
-        }
     }
 }

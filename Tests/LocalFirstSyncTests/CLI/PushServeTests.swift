@@ -229,6 +229,14 @@ import Testing
                 #expect(output.status == 64, "\(arguments): \(output.stderr)")
                 #expect(!output.stderr.isEmpty)
             }
+            // A typed option's value is checked by the parser, before the command does anything,
+            // and the message names the option and what it expects.
+            for (arguments, option) in [(["peers", "--timeout", "0"], "--timeout"), (["peers", "--timeout=soon"], "--timeout"),
+                                        (["push", root.path, "--to", "x", "--progress", "loud"], "--progress")] {
+                let output = try await device.run(arguments)
+                #expect(output.status == 64, "\(arguments): \(output.stderr)")
+                #expect(output.stderr.contains("not a valid value for '\(option)'"), "\(output.stderr)")
+            }
             // A mistyped Device ID is caught by its check characters.
             let id = try await device.deviceID()
             var typo = Array(id)

@@ -5,6 +5,7 @@ import Glibc
 #endif
 @testable import LFSyncFixtures
 @testable import LocalFirstSync
+@testable import LFSyncContent
 
 /// Libraries shaped like real ones (DESIGN.md §10), through real `lfsync
 /// serve` and `push` processes: thousands of files, copies in several folders,

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import LFSyncFixtures
 @testable import LocalFirstSync
+@testable import LFSyncContent
 
 /// End to end: the real binary on a real folder.
 @Suite struct ScanCommandTests {

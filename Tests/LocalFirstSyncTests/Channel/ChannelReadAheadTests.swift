@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncContent
+@testable import LFSyncCrypto
+@testable import LFSyncWire
+@testable import LocalFirstSyncTesting
 
 /// Read-ahead keeps order, stays within its byte budget, and ends cleanly.
 @Suite(.timeLimit(.minutes(1))) struct ChannelReadAheadTests {

@@ -1,5 +1,6 @@
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncWire
 
 /// A frame that has begun must keep coming (PROTOCOL.md, "Limits and deadlines").
 @Suite struct FrameProgressTests {

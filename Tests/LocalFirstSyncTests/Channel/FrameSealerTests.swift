@@ -1,5 +1,8 @@
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncContent
+@testable import LFSyncCrypto
+@testable import LFSyncWire
 
 /// The copy-free sealer must put on the wire exactly the bytes of the plain
 /// path it replaced: frames → `FrameEncoder` plaintexts → encrypt → 2-byte prefix.

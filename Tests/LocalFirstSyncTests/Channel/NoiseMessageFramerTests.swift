@@ -1,5 +1,8 @@
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncCrypto
+@testable import LFSyncSystem
+@testable import LFSyncWire
 
 /// Messages come out whole and in order however the stream is cut into receives,
 /// including cuts inside the 2-byte length and messages spanning several receives.

@@ -1,6 +1,13 @@
 import Foundation
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncContent
+@testable import LFSyncCrypto
+@testable import LFSyncSystem
+@testable import LFSyncTCP
+@testable import LFSyncTransport
+@testable import LFSyncWire
+@testable import LocalFirstSyncTesting
 
 /// The secure channel over both transports: identities proven, messages
 /// intact, and every hostile or broken peer ends in a typed error.

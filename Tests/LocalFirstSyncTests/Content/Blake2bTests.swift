@@ -1,5 +1,7 @@
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncCrypto
+@testable import LFSyncSystem
 
 @Suite struct Blake2bTests {
     /// RFC 7693 Appendix A gives BLAKE2b-512("abc"); libsodium's default 32-byte

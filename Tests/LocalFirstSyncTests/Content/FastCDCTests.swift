@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncContent
+@testable import LFSyncCrypto
+@testable import LFSyncSystem
 
 @Suite struct FastCDCTests {
     static func randomBytes(_ count: Int, seed: UInt64) -> [UInt8] {

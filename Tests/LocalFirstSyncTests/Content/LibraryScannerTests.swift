@@ -3,6 +3,10 @@ import Synchronization
 import Testing
 @testable import LFSyncFixtures
 @testable import LocalFirstSync
+@testable import LFSyncContent
+@testable import LFSyncCrypto
+@testable import LFSyncStore
+@testable import LFSyncSystem
 
 @Suite struct LibraryScannerTests {
     static let identifier = "A1B2C3D4-0000-4000-8000-123456789ABC"

@@ -4,6 +4,8 @@ import Testing
 import Glibc
 #endif
 @testable import LocalFirstSync
+@testable import LFSyncContent
+@testable import LFSyncStore
 
 /// Paths are byte strings: names that differ only in Unicode normalisation are
 /// two files, and ties sort by UTF-8 bytes (PROTOCOL.md).

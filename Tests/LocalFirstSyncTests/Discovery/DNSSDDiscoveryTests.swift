@@ -1,5 +1,6 @@
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncDiscovery
 
 /// DNS-SD on this host, where no avahi-daemon runs (and none may be started:
 /// the real thing is tested in `DiscoveryLabTests`, inside namespaces).

@@ -1,5 +1,6 @@
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncDiscovery
 
 @Suite struct DiscoveryTXTRecordTests {
     /// A TXT record from its strings, each prefixed by its length, as on the wire.

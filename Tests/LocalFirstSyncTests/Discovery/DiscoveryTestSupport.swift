@@ -1,5 +1,6 @@
 import Foundation
 @testable import LocalFirstSync
+@testable import LFSyncDiscovery
 
 /// Helpers shared by the discovery suites.
 enum DiscoveryTestSupport {

@@ -1,5 +1,7 @@
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncDiscovery
+@testable import LocalFirstSyncTesting
 
 @Suite struct InMemoryDiscoveryTests {
     typealias Support = DiscoveryTestSupport

@@ -2,6 +2,10 @@ import Foundation
 import Synchronization
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncCrypto
+@testable import LFSyncStore
+@testable import LFSyncTransport
+@testable import LocalFirstSyncTesting
 
 /// `serve` must survive a failing `accept()` (out of descriptors, say): the
 /// listener stays, and the next device gets in.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncContent
 
 /// The sender's check of what it reads: trust a settled file's unchanged status, hash anything else.
 @Suite struct BroadcastChunkReaderTests {

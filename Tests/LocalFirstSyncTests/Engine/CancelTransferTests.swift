@@ -2,6 +2,9 @@ import Foundation
 import Testing
 @testable import LFSyncFixtures
 @testable import LocalFirstSync
+@testable import LFSyncContent
+@testable import LFSyncStore
+@testable import LocalFirstSyncTesting
 
 /// Cancelling an outgoing transfer stops it, tells the peer, and leaves what was not
 /// confirmed `pending` — not `failed` (issue 15: the library API).

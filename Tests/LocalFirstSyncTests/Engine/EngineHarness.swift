@@ -1,6 +1,12 @@
 import Foundation
 @testable import LFSyncFixtures
 @testable import LocalFirstSync
+@testable import LFSyncContent
+@testable import LFSyncCrypto
+@testable import LFSyncStore
+@testable import LFSyncTransport
+@testable import LFSyncWire
+@testable import LocalFirstSyncTesting
 
 /// Devices for engine tests: each has an identity, a ledger, a library
 /// folder and a `LocalSync`, all on one in-memory network (or real TCP).

@@ -2,6 +2,10 @@ import Foundation
 import Testing
 @testable import LFSyncFixtures
 @testable import LocalFirstSync
+@testable import LFSyncContent
+@testable import LFSyncCrypto
+@testable import LFSyncWire
+@testable import LocalFirstSyncTesting
 
 /// A peer speaking the real protocol with malicious content: it gets a typed
 /// refusal, nothing is written outside the library, and the receiver keeps serving.

@@ -1,5 +1,6 @@
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncContent
 
 /// What a peer can queue up on a receiver is bounded (PROTOCOL.md, "Limits and deadlines").
 extension IncomingOffersTests {

@@ -1,5 +1,9 @@
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncContent
+@testable import LFSyncCrypto
+@testable import LFSyncStore
+@testable import LFSyncWire
 
 /// The receiving side's rules, driven event by event without a socket or a
 /// disk: consent once per push, each content requested once however many

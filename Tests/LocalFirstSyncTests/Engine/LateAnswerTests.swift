@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import LFSyncFixtures
 @testable import LocalFirstSync
+@testable import LocalFirstSyncTesting
 
 /// An answer that comes after the sender stopped waiting is handled politely
 /// (PROTOCOL.md, Session flow 4): no "reply to unknown offer" violation, the

@@ -2,6 +2,11 @@ import Foundation
 import Testing
 @testable import LFSyncFixtures
 @testable import LocalFirstSync
+@testable import LFSyncCrypto
+@testable import LFSyncDiscovery
+@testable import LFSyncStore
+@testable import LFSyncWire
+@testable import LocalFirstSyncTesting
 
 /// The library API as an app embedding lfsync writes it (README, "Library quickstart").
 @Suite(.timeLimit(.minutes(2))) struct LibraryAPITests {

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncCrypto
+@testable import LFSyncWire
+@testable import LocalFirstSyncTesting
 
 /// A peer that goes quiet is pinged; one that does not even answer the Ping is
 /// dropped (PROTOCOL.md, "Limits and deadlines") — driven by the network's

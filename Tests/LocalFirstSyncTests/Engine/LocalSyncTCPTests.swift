@@ -2,6 +2,9 @@ import Foundation
 import Testing
 @testable import LFSyncFixtures
 @testable import LocalFirstSync
+@testable import LFSyncContent
+@testable import LFSyncTCP
+@testable import LFSyncTransport
 
 /// The key scenarios again, over real TCP on loopback.
 @Suite(.timeLimit(.minutes(3))) struct LocalSyncTCPTests {

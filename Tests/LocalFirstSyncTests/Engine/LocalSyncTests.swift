@@ -3,6 +3,10 @@ import Synchronization
 import Testing
 @testable import LFSyncFixtures
 @testable import LocalFirstSync
+@testable import LFSyncContent
+@testable import LFSyncCrypto
+@testable import LFSyncStore
+@testable import LocalFirstSyncTesting
 
 /// The engine over the deterministic in-memory network: consent, multi-peer
 /// broadcast with independent progress, the ledger, resume, hostile offers.

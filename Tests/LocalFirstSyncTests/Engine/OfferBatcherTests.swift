@@ -1,5 +1,7 @@
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncContent
+@testable import LFSyncWire
 
 /// How a push is cut into offers: each content once with all its placements,
 /// batches within the limits, a content with more placements than one offer

@@ -6,6 +6,11 @@ import Glibc
 #endif
 @testable import LFSyncFixtures
 @testable import LocalFirstSync
+@testable import LFSyncContent
+@testable import LFSyncCrypto
+@testable import LFSyncStore
+@testable import LFSyncSystem
+@testable import LocalFirstSyncTesting
 
 /// The engine with libraries shaped like real ones (over the in-memory
 /// network): copies of one content, presets shared by many photos and empty

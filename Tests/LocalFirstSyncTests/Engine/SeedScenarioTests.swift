@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import LFSyncFixtures
 @testable import LocalFirstSync
+@testable import LocalFirstSyncTesting
 
 /// The scenarios the seed's own suite covered that ours had not spelled out
 /// (issue 15): declining a connection, a slow peer that does not hold back a

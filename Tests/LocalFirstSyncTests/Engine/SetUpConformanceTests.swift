@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncCrypto
+@testable import LFSyncSystem
+@testable import LFSyncWire
+@testable import LocalFirstSyncTesting
 
 /// What a responder answers to a peer that breaks the rules before or around
 /// the connection decision (PROTOCOL.md, "Session flow" and "Error"): an

@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncStore
+@testable import LFSyncTransport
+@testable import LFSyncWire
+@testable import LocalFirstSyncTesting
 
 /// The deadlines before consent, driven by an injected manual clock
 /// (PROTOCOL.md, "Limits and deadlines"): nothing here sleeps.

@@ -2,6 +2,10 @@ import Foundation
 import Testing
 @testable import LFSyncFixtures
 @testable import LocalFirstSync
+@testable import LFSyncCrypto
+@testable import LFSyncTransport
+@testable import LFSyncWire
+@testable import LocalFirstSyncTesting
 
 /// A receiver that accepts an offer, answers Pings (so it looks alive), takes every
 /// chunk and never sends a Receipt: the sender gives up once the silence outlasts

@@ -3,6 +3,8 @@ import Synchronization
 import Testing
 @testable import LFSyncFixtures
 @testable import LocalFirstSync
+@testable import LFSyncContent
+@testable import LFSyncSystem
 
 /// A push offered while its library is still being hashed: the scan hands
 /// over whole folders in order, the push feeds offers as they come, and a

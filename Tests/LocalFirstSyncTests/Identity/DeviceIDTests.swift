@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncCrypto
+@testable import LFSyncSystem
 
 @Suite struct DeviceIDTests {
     static let sampleKey: [UInt8] = Array(0...31)

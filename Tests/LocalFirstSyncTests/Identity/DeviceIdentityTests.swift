@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncCrypto
 
 @Suite struct DeviceIdentityTests {
     static func mode(of url: URL) throws -> Int {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import LFSyncFixtures
 @testable import LocalFirstSync
+@testable import LFSyncContent
 
 @Suite("Apple content identifier: well-formed files")
 struct AppleContentIdentifierReaderTests {

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 @testable import LFSyncFixtures
 @testable import LocalFirstSync
+@testable import LFSyncContent
+@testable import LFSyncSystem
 
 @Suite("Asset grouping")
 struct AssetGrouperTests {

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 @testable import LFSyncFixtures
 @testable import LocalFirstSync
+@testable import LFSyncContent
+@testable import LFSyncSystem
 
 /// Malformed input must end in nil or a thrown `MediaMetadataError`, never a
 /// trap, a hang or an unbounded allocation.

@@ -1,5 +1,6 @@
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncContent
 
 /// `MediaType` decides how files group into assets on both sides, so its
 /// extension rule must not drift when the fast path is taken.

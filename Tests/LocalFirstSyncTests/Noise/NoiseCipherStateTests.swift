@@ -1,6 +1,7 @@
 import CSodium
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncCrypto
 
 @Suite("Noise cipher state")
 struct NoiseCipherStateTests {

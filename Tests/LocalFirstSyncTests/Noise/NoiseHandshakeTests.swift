@@ -1,5 +1,6 @@
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncCrypto
 
 @Suite("Noise handshake")
 struct NoiseHandshakeTests {

@@ -1,5 +1,6 @@
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncCrypto
 
 /// HMAC-BLAKE2b and HKDF against Python's independent `hmac` + `hashlib.blake2b`
 /// (block size 128), including the key-longer-than-a-block path the Noise

@@ -1,4 +1,5 @@
 @testable import LocalFirstSync
+@testable import LFSyncCrypto
 
 /// Both ends of a handshake with freshly generated keys, wired the way
 /// `pattern` needs them.

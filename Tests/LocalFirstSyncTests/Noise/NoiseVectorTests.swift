@@ -1,5 +1,6 @@
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncCrypto
 
 /// Reproduces the published Noise vectors byte for byte: every handshake
 /// message, every transport message, and the handshake hash where given.

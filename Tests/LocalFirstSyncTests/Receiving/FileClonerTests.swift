@@ -4,6 +4,8 @@ import Testing
 import Glibc
 #endif
 @testable import LocalFirstSync
+@testable import LFSyncStore
+@testable import LFSyncSystem
 
 /// Copies of one received content: a reflink where the file system shares
 /// extents, a kernel copy elsewhere — byte-exact either way, and independent:

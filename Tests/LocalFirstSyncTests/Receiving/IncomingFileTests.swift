@@ -2,6 +2,9 @@ import Foundation
 import Testing
 @testable import LFSyncFixtures
 @testable import LocalFirstSync
+@testable import LFSyncContent
+@testable import LFSyncCrypto
+@testable import LFSyncStore
 
 @Suite("Receiving: incoming files")
 struct IncomingFileTests {

@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncContent
+@testable import LFSyncCrypto
+@testable import LFSyncStore
 
 @Suite("Receiving: installing into the library")
 struct LibraryInstallerTests {

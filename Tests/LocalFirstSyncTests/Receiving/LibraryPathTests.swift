@@ -1,5 +1,6 @@
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncContent
 
 @Suite("Receiving: library path validation")
 struct LibraryPathTests {

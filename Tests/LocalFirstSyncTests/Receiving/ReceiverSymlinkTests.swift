@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncContent
+@testable import LFSyncStore
 
 /// A symlink anywhere — planted in the library, or swapped for lfsync's own
 /// directory — must never redirect a write outside the library.

@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncContent
+@testable import LFSyncCrypto
+@testable import LFSyncStore
+@testable import LFSyncSystem
 
 /// Libraries, manifests and file helpers shared by the receiving-side suites.
 enum ReceivingFixtures {

@@ -4,6 +4,9 @@ import Synchronization
 import Testing
 @testable import LFSyncFixtures
 @testable import LocalFirstSync
+@testable import LFSyncContent
+@testable import LFSyncCrypto
+@testable import LFSyncStore
 
 /// Two transfers of one content in one process, from different threads (two
 /// peers' sessions, or a session and the install queue finishing the other):

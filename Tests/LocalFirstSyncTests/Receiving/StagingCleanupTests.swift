@@ -5,6 +5,8 @@ import Glibc
 #endif
 @testable import LFSyncFixtures
 @testable import LocalFirstSync
+@testable import LFSyncContent
+@testable import LFSyncStore
 
 /// Partials no transfer holds are removed after a day without a touch, or least recently
 /// touched first beyond the size limit or when an offer needs the room; a transfer in

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncStore
 
 @Suite("SQLite wrapper")
 struct SQLiteDatabaseTests {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncContent
+@testable import LFSyncStore
 
 @Suite("Scan cache")
 struct ScanCacheTests {

@@ -1,5 +1,7 @@
 import Foundation
 @testable import LocalFirstSync
+@testable import LFSyncContent
+@testable import LFSyncCrypto
 
 /// Deterministic values for the Store tests.
 enum StoreFixtures {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncStore
+@testable import LFSyncSystem
 
 @Suite("Sync state ledger")
 struct SyncStateStoreTests {

@@ -4,6 +4,7 @@ import Testing
 import Glibc
 #endif
 @testable import LocalFirstSync
+@testable import LFSyncSystem
 
 /// The one way lfsync writes its small state files (identity key, config):
 /// exact mode, whole contents, nothing left beside them.

@@ -1,5 +1,7 @@
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncTransport
+@testable import LocalFirstSyncTesting
 
 /// Fault injection of the in-memory network, on a `ManualClock` where time matters: every
 /// outcome here is exact, not "usually".

@@ -1,5 +1,6 @@
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncTransport
 
 @Suite struct PeerAddressTests {
     @Test(arguments: [

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncTCP
+@testable import LFSyncTransport
 
 /// What only real sockets have: timeouts against a kernel, dual stack, names, descriptors.
 /// All traffic stays on loopback.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncTransport
 
 /// The contract of `Transport`/`Connection`/`Listener`, run against every implementation:
 /// whatever the engine relies on must hold for TCP (IPv4 and IPv6) and in memory alike.

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncTransport
 
 @Suite struct TransportErrorTests {
     @Test func errnoMapping() {

@@ -2,6 +2,9 @@ import Foundation
 import Synchronization
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncTCP
+@testable import LFSyncTransport
+@testable import LocalFirstSyncTesting
 
 /// The transports the shared conformance suite runs against.
 enum TransportKind: String, CaseIterable, Sendable, CustomTestStringConvertible {

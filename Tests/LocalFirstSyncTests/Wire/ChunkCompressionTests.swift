@@ -1,6 +1,8 @@
 internal import CZstd
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncSystem
+@testable import LFSyncWire
 
 @Suite struct ChunkCompressionTests {
     /// A zstd frame made by the streaming API, which records no content size,

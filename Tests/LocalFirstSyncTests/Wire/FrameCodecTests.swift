@@ -1,5 +1,8 @@
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncCrypto
+@testable import LFSyncSystem
+@testable import LFSyncWire
 
 @Suite struct FrameCodecTests {
     static func sampleFrames() -> [Frame] {

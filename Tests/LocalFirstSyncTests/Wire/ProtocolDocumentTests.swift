@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncContent
+@testable import LFSyncCrypto
+@testable import LFSyncWire
 
 /// Keeps PROTOCOL.md honest: its worked examples (fenced as ```hex id=NAME or
 /// ```text id=NAME) must equal what the code produces, and its tables must

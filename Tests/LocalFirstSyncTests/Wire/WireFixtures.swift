@@ -1,4 +1,7 @@
 @testable import LocalFirstSync
+@testable import LFSyncContent
+@testable import LFSyncCrypto
+@testable import LFSyncWire
 
 /// Deterministic sample messages of every type, shared by the codec, document and fuzz tests.
 enum WireFixtures {

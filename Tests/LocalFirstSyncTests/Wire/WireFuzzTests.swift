@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncContent
+@testable import LFSyncSystem
+@testable import LFSyncWire
 
 /// A seeded mutation fuzzer for the frame decoder and the message codec, run
 /// as an ordinary test: reproducible (fixed seed), bounded (a few thousand

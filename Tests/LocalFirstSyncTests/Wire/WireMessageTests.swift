@@ -1,5 +1,9 @@
 import Testing
 @testable import LocalFirstSync
+@testable import LFSyncContent
+@testable import LFSyncCrypto
+@testable import LFSyncSystem
+@testable import LFSyncWire
 
 @Suite struct WireMessageTests {
     private func roundTrip(_ message: WireMessage) throws -> WireMessage {

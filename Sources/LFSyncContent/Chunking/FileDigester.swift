@@ -1,0 +1,84 @@
+import LFSyncSystem
+
+/// Turns a file on disk into a `FileManifest`, reading it exactly once
+/// through a fixed-size buffer.
+public struct FileDigester: Sendable {
+    public static let defaultBufferSize = 1 << 20
+
+    public let configuration: ChunkerConfiguration
+    public let bufferSize: Int
+
+    public init(configuration: ChunkerConfiguration = .default, bufferSize: Int = FileDigester.defaultBufferSize) {
+        self.configuration = configuration
+        self.bufferSize = bufferSize
+    }
+
+    public enum Failure: Error, Sendable, CustomStringConvertible {
+        case system(SystemError)
+        case notRegularFile(path: String)
+        /// Size, mtime or inode moved while we read: the hash would describe no real version of the file.
+        case changedWhileReading(path: String)
+
+        public var description: String {
+            switch self {
+            case let .system(error): error.description
+            case let .notRegularFile(path): "\(path): not a regular file"
+            case let .changedWhileReading(path): "\(path): file changed while it was being read"
+            }
+        }
+    }
+
+    /// - Parameters:
+    ///   - absolutePath: where to read.
+    ///   - relativePath: the library-relative name recorded in the manifest.
+    ///   - expected: the status seen by the directory walk; a different one fails.
+    ///   - buffer: scratch space reused across files by one worker.
+    public func manifest(
+        absolutePath: String, relativePath: String, expected: FileStatus? = nil,
+        buffer: UnsafeMutableRawBufferPointer
+    ) throws(Failure) -> (manifest: FileManifest, status: FileStatus) {
+        var hasher = ChunkingHasher(configuration: configuration)
+        return try manifest(absolutePath: absolutePath, relativePath: relativePath, expected: expected, buffer: buffer, hasher: &hasher)
+    }
+
+    /// The same with a hasher reused across files by one worker (left reset).
+    public func manifest(
+        absolutePath: String, relativePath: String, expected: FileStatus? = nil,
+        buffer: UnsafeMutableRawBufferPointer, hasher: inout ChunkingHasher
+    ) throws(Failure) -> (manifest: FileManifest, status: FileStatus) {
+        let file = try Self.mapping { () throws(SystemError) in try ReadOnlyFile(path: absolutePath, nonBlocking: true) }
+        let before = try Self.mapping { () throws(SystemError) in try file.status() }
+        guard before.kind == .regular else { throw .notRegularFile(path: relativePath) }
+        if let expected, !expected.hasSameStamp(as: before) { throw .changedWhileReading(path: relativePath) }
+        // However this ends, the next file starts from a clean state.
+        var finished = false
+        defer { if !finished { _ = hasher.finishAndReset() } }
+        while true {
+            let count = try Self.mapping { () throws(SystemError) in try file.read(into: buffer) }
+            if count == 0 { break }
+            hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+        }
+        let after = try Self.mapping { () throws(SystemError) in try file.status() }
+        let (fileHash, chunks) = hasher.finishAndReset()
+        finished = true
+        let total = chunks.reduce(UInt64(0)) { $0 + UInt64($1.length) }
+        guard after.hasSameStamp(as: before), after.changeTimeNs == before.changeTimeNs, total == after.size else {
+            throw .changedWhileReading(path: relativePath)
+        }
+        let manifest = FileManifest(
+            path: RelativePath(relativePath), size: after.size, modificationTimeNs: after.modificationTimeNs,
+            fileHash: fileHash, chunks: chunks)
+        return (manifest, after)
+    }
+
+    private static func mapping<T>(_ body: () throws(SystemError) -> T) throws(Failure) -> T {
+        do { return try body() } catch { throw .system(error) }
+    }
+
+    /// Convenience for callers without their own buffer.
+    public func manifest(absolutePath: String, relativePath: String) throws(Failure) -> FileManifest {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 64)
+        defer { buffer.deallocate() }
+        return try manifest(absolutePath: absolutePath, relativePath: relativePath, buffer: buffer).manifest
+    }
+}

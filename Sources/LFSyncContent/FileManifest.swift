@@ -1,0 +1,103 @@
+import LFSyncCrypto
+import LFSyncSystem
+
+/// Everything a peer needs to know about one file to decide which of its bytes
+/// it lacks: where it goes, how big it is, and how it is cut.
+public struct FileManifest: Hashable, Sendable, Codable {
+    /// Library-relative, `/`-separated, compared by bytes. Never trusted for
+    /// writes without the receiver's own path checks.
+    public var path: RelativePath
+    public var size: UInt64
+    /// Modification time in nanoseconds since 1970, preserved on the receiving side.
+    public var modificationTimeNs: Int64
+    /// BLAKE2b-256 of the whole file.
+    public var fileHash: Hash256
+    public var chunks: [ChunkRef]
+
+    public init(path: RelativePath, size: UInt64, modificationTimeNs: Int64, fileHash: Hash256, chunks: [ChunkRef]) {
+        self.path = path
+        self.size = size
+        self.modificationTimeNs = modificationTimeNs
+        self.fileHash = fileHash
+        self.chunks = chunks
+    }
+
+    /// The manifest of bytes held in memory, cut by the real chunker: for
+    /// content that never was a file (tests, generated offers).
+    public init(path: RelativePath, contents: [UInt8], modificationTimeNs: Int64 = 0, configuration: ChunkerConfiguration = .default) {
+        var hasher = ChunkingHasher(configuration: configuration)
+        contents.withUnsafeBytes { hasher.update($0) }
+        let (fileHash, chunks) = hasher.finish()
+        self.init(path: path, size: UInt64(contents.count), modificationTimeNs: modificationTimeNs, fileHash: fileHash, chunks: chunks)
+    }
+}
+
+extension FileManifest {
+    /// Hard limits applied when decoding a manifest from bytes we did not produce.
+    public enum Limits {
+        public static let maxPathBytes = 4096
+        /// 4 Mi chunks of at least 64 KiB each: files up to 256 GiB.
+        public static let maxChunkCount = 1 << 22
+    }
+
+    package static let encodingVersion: UInt8 = 1
+
+    /// Canonical binary form (PROTOCOL.md, "File manifest").
+    public func encode(into writer: inout ByteWriter) {
+        writer.write(Self.encodingVersion)
+        writer.writeString(path.string)
+        writer.write(size)
+        writer.write(modificationTimeNs)
+        writer.write(fileHash)
+        writer.write(UInt32(chunks.count))
+        for chunk in chunks {
+            writer.write(chunk.length)
+            writer.write(chunk.hash)
+        }
+    }
+
+    public func encoded() -> [UInt8] {
+        var writer = ByteWriter(capacity: 64 + path.utf8Count + chunks.count * 36)
+        encode(into: &writer)
+        return writer.bytes
+    }
+
+    /// Decodes and validates: chunk lengths must be non-zero, at most the
+    /// chunker's maximum, and add up to `size`.
+    public init(from reader: inout ByteReader) throws(ByteReaderError) {
+        let version = try reader.readUInt8()
+        guard version == Self.encodingVersion else { throw .invalidValue("file manifest version \(version)") }
+        path = RelativePath(try reader.readString(limit: Limits.maxPathBytes))
+        size = try reader.readUInt64()
+        modificationTimeNs = try reader.readInt64()
+        fileHash = try reader.readHash()
+        chunks = try Self.readChunkList(from: &reader, size: size)
+    }
+
+    /// `u32` count, then per chunk `u32` length and hash; the lengths must be
+    /// 1 … 16 MiB each and add up to `size`.
+    package static func readChunkList(from reader: inout ByteReader, size: UInt64) throws(ByteReaderError) -> [ChunkRef] {
+        let count = try reader.readCount(limit: Limits.maxChunkCount)
+        // Each chunk needs 36 bytes, so a lying count cannot make us reserve more than the input backs.
+        guard count * 36 <= reader.remaining else { throw .truncated(needed: count * 36, available: reader.remaining) }
+        var chunks = [ChunkRef]()
+        chunks.reserveCapacity(count)
+        var total: UInt64 = 0
+        for _ in 0..<count {
+            let length = try reader.readUInt32()
+            guard length > 0, length <= ChunkerConfiguration.absoluteMaxChunkSize else {
+                throw .invalidValue("chunk length \(length)")
+            }
+            total += UInt64(length)
+            chunks.append(ChunkRef(length: length, hash: try reader.readHash()))
+        }
+        guard total == size else { throw .invalidValue("chunk lengths add up to \(total), file size is \(size)") }
+        return chunks
+    }
+
+    public init(encoded bytes: [UInt8]) throws(ByteReaderError) {
+        var reader = ByteReader(bytes)
+        try self.init(from: &reader)
+        try reader.expectEnd()
+    }
+}

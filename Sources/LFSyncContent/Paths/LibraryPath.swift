@@ -1,0 +1,131 @@
+/// A library-relative path that has passed the receiver's checks, as
+/// components: the only form in which a name from the wire reaches the file
+/// system (DESIGN.md §6).
+///
+/// Two paths are equal when their bytes are: Swift's `String` equality would
+/// call the NFC and NFD spellings of "Ü" equal, but on Linux they name two
+/// different files.
+public struct LibraryPath: Hashable, Sendable, CustomStringConvertible {
+    /// Matches `FileManifest.Limits.maxPathBytes` (and Linux's `PATH_MAX`).
+    public static let maxPathBytes = FileManifest.Limits.maxPathBytes
+    /// `NAME_MAX` on every common Linux file system.
+    public static let maxComponentBytes = 255
+    /// The scanner does not descend deeper, so a deeper file would never be seen again.
+    public static let maxComponents = DirectoryWalker.maxDepth
+
+    public let components: [String]
+
+    private init(components: [String]) {
+        self.components = components
+    }
+
+    /// `/`-joined, as on the wire.
+    public var string: String { components.joined(separator: "/") }
+
+    public var relativePath: RelativePath { RelativePath(string) }
+
+    /// Escaped for showing to people.
+    public var description: String { PrintablePath.escape(string) }
+
+    /// The last component: the file's name.
+    public var name: String { components[components.count - 1] }
+
+    /// The directories leading to the file; empty for a file at the library root.
+    public var parentComponents: ArraySlice<String> { components.dropLast() }
+
+    /// The same directory, another file name. `name` must itself be a valid
+    /// component (the installer builds it from one that was).
+    package func replacingName(with name: String) -> LibraryPath {
+        var components = components
+        components[components.count - 1] = name
+        return LibraryPath(components: components)
+    }
+
+    public static func == (lhs: LibraryPath, rhs: LibraryPath) -> Bool {
+        lhs.components.count == rhs.components.count
+            && zip(lhs.components, rhs.components).allSatisfy { $0.utf8.elementsEqual($1.utf8) }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        for component in components {
+            hasher.combine(component.utf8.count)
+            for byte in component.utf8 { hasher.combine(byte) }
+        }
+    }
+
+    /// Checks a path received from a peer. The checks run on the raw bytes
+    /// before anything else looks at the string, and the first failing rule
+    /// is reported.
+    public static func validate(_ path: RelativePath) throws(ReceivePathError) -> LibraryPath {
+        try validate(path.string)
+    }
+
+    public static func validate(_ path: String) throws(ReceivePathError) -> LibraryPath {
+        let utf8 = path.utf8
+        guard !utf8.isEmpty else { throw ReceivePathError(.empty, path: path) }
+        guard utf8.first != UInt8(ascii: "/") else { throw ReceivePathError(.absolute, path: path) }
+        guard !containsForbidden(utf8) else { throw ReceivePathError(.controlCharacter, path: path) }
+        guard utf8.count <= maxPathBytes else { throw ReceivePathError(.tooLong(bytes: utf8.count), path: path) }
+
+        let rawComponents = utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+        guard rawComponents.count <= maxComponents else {
+            throw ReceivePathError(.tooDeep(components: rawComponents.count), path: path)
+        }
+        var components: [String] = []
+        components.reserveCapacity(rawComponents.count)
+        for raw in rawComponents {
+            guard !raw.isEmpty else { throw ReceivePathError(.emptyComponent, path: path) }
+            if raw.elementsEqual(".".utf8) || raw.elementsEqual("..".utf8) {
+                throw ReceivePathError(.dotComponent, path: path)
+            }
+            guard raw.count <= maxComponentBytes else {
+                throw ReceivePathError(.componentTooLong(bytes: raw.count), path: path)
+            }
+            // Splitting valid UTF-8 at an ASCII byte leaves valid UTF-8.
+            components.append(String(decoding: raw, as: UTF8.self))
+        }
+        if isReservedName(components[0]) { throw ReceivePathError(.reserved, path: path) }
+        return LibraryPath(components: components)
+    }
+
+    /// NUL, and the control characters no real file name uses: what is left of
+    /// C0, DEL and C1 once tab, line feed and carriage return are allowed. Those
+    /// three do occur in names people have (macOS keeps a folder's icon in a
+    /// file called `Icon\r`; scripts leave names with a newline), so they are
+    /// carried — and escaped wherever a path is shown. A backslash is an
+    /// ordinary byte of a Linux name, never a separator: the wire's separator is `/`.
+    /// `isForbidden` over the UTF-8 bytes, as every received path is checked:
+    /// C0 and DEL are single bytes, C1 (U+0080…U+009F) is 0xC2 followed by
+    /// 0x80…0x9F — a `String`'s bytes are always valid UTF-8.
+    package static func containsForbidden(_ utf8: String.UTF8View) -> Bool {
+        var afterC2 = false
+        for byte in utf8 {
+            if afterC2, (0x80...0x9F).contains(byte) { return true }
+            afterC2 = byte == 0xC2
+            if byte == 0x7F || (byte < 0x20 && byte != 0x09 && byte != 0x0A && byte != 0x0D) { return true }
+        }
+        return false
+    }
+
+    package static func isForbidden(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x09, 0x0A, 0x0D: false
+        default: PrintablePath.isControl(scalar)
+        }
+    }
+
+    /// `.lfsync` in any case, including spellings a case-folding file system
+    /// (ext4 `casefold`, exFAT) would map onto it, such as a long s `ſ` for
+    /// `s`: upper- then lower-casing folds those together. The installer also
+    /// compares inodes, for whatever folding rule this does not foresee.
+    package static func isReservedName(_ component: String) -> Bool {
+        // ASCII folds only onto ASCII: compared byte by byte, without Unicode case mapping.
+        if component.utf8.allSatisfy({ $0 < 0x80 }) {
+            return component.utf8.count == LibraryLayout.stateDirectoryName.utf8.count
+                && zip(component.utf8, LibraryLayout.stateDirectoryName.utf8).allSatisfy { byte, reserved in
+                    (byte >= 0x41 && byte <= 0x5A ? byte + 0x20 : byte) == reserved
+                }
+        }
+        return component.uppercased().lowercased() == LibraryLayout.stateDirectoryName
+    }
+}

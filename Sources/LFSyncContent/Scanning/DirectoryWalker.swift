@@ -1,0 +1,105 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import LFSyncSystem
+
+/// Lists the regular files under a library root without ever leaving it.
+///
+/// Every directory is opened relative to its parent's descriptor with
+/// `O_NOFOLLOW | O_DIRECTORY`, so neither a symlink found during the walk nor
+/// one swapped in mid-walk can lead outside the library. Symlinks and special
+/// files are reported as skipped, never followed.
+struct DirectoryWalker {
+    package struct Entry: Sendable {
+        var relativePath: RelativePath
+        var status: FileStatus
+    }
+
+    package static let maxDepth = 128
+
+    package let rootPath: String
+    /// Top-level names that belong to lfsync itself (its staging and state), as bytes.
+    package let excludedTopLevelNames: Set<[UInt8]>
+
+    package init(rootPath: String, excludedTopLevelNames: Set<String> = [LibraryLayout.stateDirectoryName]) {
+        self.rootPath = rootPath
+        self.excludedTopLevelNames = Set(excludedTopLevelNames.map { Array($0.utf8) })
+    }
+
+    package func walk() throws(SystemError) -> (files: [Entry], skipped: [SkippedEntry]) {
+        let rootDescriptor = open(rootPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard rootDescriptor >= 0 else { throw SystemError.current("open", path: rootPath) }
+        var files: [Entry] = []
+        var skipped: [SkippedEntry] = []
+        try walk(directory: rootDescriptor, prefix: "", depth: 0, files: &files, skipped: &skipped)
+        return (files, skipped)
+    }
+
+    /// Takes ownership of `descriptor` and closes it.
+    private func walk(
+        directory descriptor: Int32, prefix: RelativePath, depth: Int,
+        files: inout [Entry], skipped: inout [SkippedEntry]
+    ) throws(SystemError) {
+        guard let stream = fdopendir(descriptor) else {
+            let error = SystemError.current("opendir", path: prefix.string.isEmpty ? rootPath : prefix.string)
+            close(descriptor)
+            throw error
+        }
+        defer { closedir(stream) }
+        var names: [[UInt8]] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                Array(raw.prefix(while: { $0 != 0 }))
+            }
+            if name == [UInt8(ascii: ".")] || name == [UInt8(ascii: "."), UInt8(ascii: ".")] { continue }
+            names.append(name)
+        }
+        names.sort { $0.lexicographicallyPrecedes($1) }
+        // A directory's files come out together, before its subdirectories: the grouper, which
+        // pairs files within one directory only, can then take the library a directory at a time.
+        var subdirectories: [(name: String, relative: RelativePath)] = []
+        for rawName in names {
+            if prefix.string.isEmpty, excludedTopLevelNames.contains(rawName) { continue }
+            guard let name = String(validating: rawName, as: UTF8.self) else {
+                // Shown with replacement characters: the wire and the caches carry UTF-8 only.
+                skipped.append(SkippedEntry(path: prefix.appending(String(decoding: rawName, as: UTF8.self)), reason: "name is not valid UTF-8"))
+                continue
+            }
+            let relative = prefix.appending(name)
+            var raw = stat()
+            guard fstatat(descriptor, name, &raw, AT_SYMLINK_NOFOLLOW) == 0 else {
+                skipped.append(SkippedEntry(path: relative, reason: SystemError.current("stat").message))
+                continue
+            }
+            let status = FileStatus(raw)
+            switch status.kind {
+            case .regular:
+                // What a receiver would refuse is never offered: it is listed, with the rule it breaks.
+                do {
+                    _ = try LibraryPath.validate(relative)
+                    files.append(Entry(relativePath: relative, status: status))
+                } catch {
+                    skipped.append(SkippedEntry(path: relative, reason: "cannot be sent: \(error.reason)"))
+                }
+            case .directory:
+                guard depth + 1 < Self.maxDepth else {
+                    skipped.append(SkippedEntry(path: relative, reason: "nested deeper than \(Self.maxDepth) levels"))
+                    continue
+                }
+                subdirectories.append((name, relative))
+            case .symlink:
+                skipped.append(SkippedEntry(path: relative, reason: "symbolic link (not followed)"))
+            case .other:
+                skipped.append(SkippedEntry(path: relative, reason: "not a regular file"))
+            }
+        }
+        for (name, relative) in subdirectories {
+            let child = openat(descriptor, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            guard child >= 0 else {
+                skipped.append(SkippedEntry(path: relative, reason: SystemError.current("open").message))
+                continue
+            }
+            try walk(directory: child, prefix: relative, depth: depth + 1, files: &files, skipped: &skipped)
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import LFSyncSystem
+
+/// A scanned file as the Store keeps it: its manifest plus the inode the
+/// manifest does not carry. The size and mtime come from the manifest itself,
+/// so the stamp always describes the bytes that were hashed.
+public struct IndexedFile: Hashable, Sendable {
+    public var manifest: FileManifest
+    public var inode: UInt64
+    /// The Live Photo identifier found in the file's metadata, if any.
+    public var contentIdentifier: String?
+    /// The file's ctime when the manifest was known to describe it; nil when
+    /// unknown or not to be trusted (a scan cache entry without it never matches).
+    public var changeTimeNs: Int64?
+    /// False for a received file whose chunk list came from the peer unchecked
+    /// (its file hash was verified): such a file is never in a scan's
+    /// `settledStatus`, so a sender checks each of its chunks against the list
+    /// and a made-up list fails there instead of travelling on.
+    public var chunkListVerified: Bool
+
+    public init(manifest: FileManifest, inode: UInt64, contentIdentifier: String? = nil, changeTimeNs: Int64? = nil,
+                chunkListVerified: Bool = true) {
+        self.manifest = manifest
+        self.inode = inode
+        self.contentIdentifier = contentIdentifier
+        self.changeTimeNs = changeTimeNs
+        self.chunkListVerified = chunkListVerified
+    }
+
+    public var path: RelativePath { manifest.path }
+
+    public var stamp: FileStamp {
+        FileStamp(size: manifest.size, modificationTimeNs: manifest.modificationTimeNs, inode: inode)
+    }
+
+    /// True when `status` shows the file exactly as it was when this manifest
+    /// described it: same size, mtime, inode and ctime.
+    public func isUnchanged(_ status: FileStatus) -> Bool {
+        guard let changeTimeNs else { return false }
+        return stamp == FileStamp(status) && status.changeTimeNs == changeTimeNs
+    }
+}

@@ -1,0 +1,391 @@
+import Foundation
+import Synchronization
+import LFSyncSystem
+
+/// Turns a library folder into assets.
+///
+/// Walks the folder (never leaving it), takes every unchanged file's manifest
+/// and Live Photo identifier from the scan cache, hashes the rest on all
+/// cores, then groups files into assets. An unchanged library is rescanned
+/// from `lstat` data and the cache alone: no file content is read.
+public struct LibraryScanner: Sendable {
+    public let rootPath: String
+    public var configuration: ChunkerConfiguration
+    public var workerCount: Int
+    /// Optional: without one every file is hashed every time.
+    public var cache: (any ScanMemory)?
+    /// Optional: fed with the chunks of every newly hashed file.
+    public var chunkIndex: (any ScanObserver)?
+
+    public init(
+        root: URL, cache: (any ScanMemory)? = nil, chunkIndex: (any ScanObserver)? = nil,
+        configuration: ChunkerConfiguration = .default,
+        workerCount: Int = ProcessInfo.processInfo.activeProcessorCount
+    ) {
+        rootPath = root.standardizedFileURL.path
+        self.cache = cache
+        self.chunkIndex = chunkIndex
+        self.configuration = configuration
+        self.workerCount = workerCount
+    }
+
+    public enum Failure: Error, Sendable, CustomStringConvertible {
+        case cannotOpenLibrary(SystemError)
+        case cache(any Error)
+
+        public var description: String {
+            switch self {
+            case let .cannotOpenLibrary(error): "cannot read library: \(error)"
+            case let .cache(error): "scan cache: \(error)"
+            }
+        }
+    }
+
+    private typealias ScannedFile = IndexedFile
+
+    /// Memory stays proportional to what the scan returns, never to a copy of
+    /// the cache: the cache is streamed in path order and merged with the
+    /// sorted walk, and files are grouped one directory at a time.
+    public func scan(progress: @escaping @Sendable (ScanProgress) -> Void = { _ in }) async throws(Failure) -> LibraryScan {
+        let collected = Mutex<(assets: [Asset], settled: SettledFiles)>(([], SettledFiles()))
+        var scan = try await run(segmentLimit: nil, progress: progress) { segment in
+            collected.withLock { $0 = (segment.assets, segment.settled) }
+        }
+        collected.withLock { result in
+            scan.assets = result.assets.sorted { $0.primaryPath < $1.primaryPath }
+            scan.settledStatus = result.settled
+        }
+        return scan
+    }
+
+    /// A streaming scan: hands over the library in segments — runs of whole
+    /// directories, hashed and grouped into assets — while the rest is still
+    /// being hashed, so a push can offer and send the first folders while the
+    /// last are read. `walked` is called once, after the walk and before any
+    /// segment, with the files and bytes found.
+    /// - Returns: skipped files and statistics; its `assets` and
+    ///   `settledStatus` are empty (they went out with the segments).
+    public func scan(
+        segmentFiles: Int = 1024, segmentBytes: UInt64 = 64 << 20,
+        walked: @escaping @Sendable (_ files: Int, _ bytes: UInt64) -> Void,
+        segment: @escaping @Sendable (ScanSegment) -> Void,
+        progress: @escaping @Sendable (ScanProgress) -> Void = { _ in }
+    ) async throws(Failure) -> LibraryScan {
+        try await run(segmentLimit: (max(1, segmentFiles), max(1, segmentBytes)), walked: walked, progress: progress, deliver: segment)
+    }
+
+    /// The scan proper. Files are hashed on every core in walk order; each
+    /// segment is grouped, entered in the cache and delivered as soon as its
+    /// last file is hashed, in order, while the workers go on with the next.
+    /// Without a `segmentLimit` the whole library is one segment.
+    private func run(
+        segmentLimit: (files: Int, bytes: UInt64)?, walked: @Sendable (Int, UInt64) -> Void = { _, _ in },
+        progress: @escaping @Sendable (ScanProgress) -> Void, deliver: (ScanSegment) -> Void
+    ) async throws(Failure) -> LibraryScan {
+        let started = ContinuousClock.now
+        progress(ScanProgress(phase: .walking, filesTotal: 0, filesDone: 0, bytesToHash: 0, bytesHashed: 0))
+        let walk: (files: [DirectoryWalker.Entry], skipped: [SkippedEntry])
+        do { walk = try DirectoryWalker(rootPath: rootPath).walk() } catch { throw .cannotOpenLibrary(error) }
+        var skipped = walk.skipped
+        let entries = walk.files
+        walked(entries.count, entries.reduce(0) { $0 + $1.status.size })
+        // The walk in path byte order, the order the cache streams its rows in.
+        let byPath = entries.indices.sorted { entries[$0].relativePath < entries[$1].relativePath }
+
+        // One slot per walked file, filled from the cache and by the hashing workers.
+        let files = ScanSlots(count: entries.count)
+        var isSettled = [Bool](repeating: false, count: entries.count)
+        var filesFromCache = 0
+        if let cache {
+            var cursor = 0
+            do {
+                try cache.forEachEntry { hit in
+                    while cursor < byPath.count, entries[byPath[cursor]].relativePath < hit.path { cursor += 1 }
+                    guard cursor < byPath.count else { return }
+                    let entry = entries[byPath[cursor]]
+                    guard entry.relativePath == hit.path, hit.isUnchanged(entry.status) else { return }
+                    var known = hit
+                    known.manifest.path = entry.relativePath  // one string for both
+                    files[byPath[cursor]] = known
+                    filesFromCache += 1
+                    // A received file's chunk list is the sender's word: this device checks each
+                    // chunk against it when it sends the file on, instead of trusting its status.
+                    isSettled[byPath[cursor]] = hit.chunkListVerified
+                }
+            } catch {
+                throw .cache(error)
+            }
+        }
+
+        let segments = Self.segments(of: entries, limit: segmentLimit, isKnown: { files[$0] != nil })
+        let hashing = HashingRun(segments: segments, entries: entries, alreadyDone: filesFromCache)
+        let (completed, completions) = AsyncStream<Int>.makeStream()
+        let workers = Task { [self] in
+            await hash(hashing, into: files, completions: completions, progress: progress)
+        }
+        var statistics = LibraryScan.Statistics()
+        var next = 0
+        var done = Set<Int>()
+        for await index in completed {
+            done.insert(index)
+            while done.remove(next) != nil {
+                let segment = segments[next]
+                next += 1
+                var fresh: [IndexedFile] = []
+                for index in segment.misses {
+                    guard let file = files[index] else { continue }
+                    fresh.append(file)
+                    statistics.filesHashed += 1
+                    statistics.bytesHashed += file.manifest.size
+                    isSettled[index] = file.isUnchanged(entries[index].status)
+                }
+                do {
+                    try cache?.remember(fresh)
+                    try chunkIndex?.didHash(fresh)
+                } catch {
+                    workers.cancel()
+                    throw .cache(error)
+                }
+                var settled: [(RelativePath, FileStatus)] = []
+                for index in segment.range {
+                    guard let file = files[index] else { continue }
+                    statistics.files += 1
+                    statistics.bytes += file.manifest.size
+                    if isSettled[index] { settled.append((entries[index].relativePath, entries[index].status)) }
+                }
+                settled.sort { $0.0 < $1.0 }
+                var settledFiles = SettledFiles()
+                for (path, status) in settled { settledFiles.append(path, status) }
+                deliver(ScanSegment(assets: Self.assets(from: files, in: segment.range), settled: settledFiles))
+            }
+        }
+        skipped += await workers.value
+
+        do {
+            let sortedPaths = byPath.map { entries[$0].relativePath }
+            try cache?.forgetFiles(notInSorted: sortedPaths)
+            try chunkIndex?.didFinishScan(found: sortedPaths)
+        } catch {
+            throw .cache(error)
+        }
+        progress(ScanProgress(phase: .grouping, filesTotal: statistics.files, filesDone: statistics.files,
+                              bytesToHash: statistics.bytesHashed, bytesHashed: statistics.bytesHashed))
+        skipped.sort { $0.path < $1.path }
+        statistics.filesFromCache = filesFromCache
+        let elapsed = ContinuousClock.now - started
+        statistics.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        progress(ScanProgress(phase: .finished, filesTotal: statistics.files, filesDone: statistics.files,
+                              bytesToHash: statistics.bytesHashed, bytesHashed: statistics.bytesHashed))
+        return LibraryScan(assets: [], skipped: skipped, statistics: statistics)
+    }
+
+    /// A run of whole directories, in walk order, and its files to hash.
+    private struct Segment: Sendable {
+        let range: Range<Int>
+        /// Largest first, so the last file to finish is a small one and both cores stay busy to the end.
+        let misses: [Int]
+    }
+
+    /// Cuts the walk into segments at directory boundaries, each closed once it
+    /// has `limit.files` files or `limit.bytes` to hash (no asset spans
+    /// directories, so each segment groups on its own).
+    private static func segments(
+        of entries: [DirectoryWalker.Entry], limit: (files: Int, bytes: UInt64)?, isKnown: (Int) -> Bool
+    ) -> [Segment] {
+        var segments: [Segment] = []
+        var start = 0, bytes: UInt64 = 0
+        func close(at end: Int) {
+            guard end > start else { return }
+            let misses = (start..<end).filter { !isKnown($0) }.sorted { entries[$0].status.size > entries[$1].status.size }
+            segments.append(Segment(range: start..<end, misses: misses))
+            start = end
+            bytes = 0
+        }
+        for index in entries.indices {
+            if let limit, index > start, index - start >= limit.files || bytes >= limit.bytes,
+               entries[index].relativePath.directory != entries[index - 1].relativePath.directory {
+                close(at: index)
+            }
+            if !isKnown(index) { bytes += entries[index].status.size }
+        }
+        close(at: entries.count)
+        return segments
+    }
+
+    /// What the hashing workers share: the files in the order they take them,
+    /// and how many of each segment's are still to do.
+    private final class HashingRun: Sendable {
+        let segments: [Segment]
+        let entries: [DirectoryWalker.Entry]
+        /// Every segment's misses, one after the other.
+        let order: [Int]
+        /// The segment of each position in `order`.
+        let segmentOfPosition: [Int32]
+        let left: Mutex<[Int]>
+        let bytesToHash: UInt64
+        let alreadyDone: Int
+        let counters = ProgressCounters()
+        let failures = Mutex<[SkippedEntry]>([])
+
+        init(segments: [Segment], entries: [DirectoryWalker.Entry], alreadyDone: Int) {
+            self.segments = segments
+            self.entries = entries
+            order = segments.flatMap(\.misses)
+            segmentOfPosition = segments.enumerated().flatMap { index, segment in
+                [Int32](repeating: Int32(index), count: segment.misses.count)
+            }
+            left = Mutex(segments.map(\.misses.count))
+            bytesToHash = order.reduce(0) { $0 + entries[$1].status.size }
+            self.alreadyDone = alreadyDone
+        }
+    }
+
+    /// Hashes every miss on every core, in segment order, reporting each
+    /// segment (`completions`) once its last file is done; segments with
+    /// nothing to hash are reported at once. Returns the files that could not be read.
+    private func hash(
+        _ run: HashingRun, into files: ScanSlots, completions: AsyncStream<Int>.Continuation,
+        progress: @escaping @Sendable (ScanProgress) -> Void
+    ) async -> [SkippedEntry] {
+        defer { completions.finish() }
+        for (index, segment) in run.segments.enumerated() where segment.misses.isEmpty { completions.yield(index) }
+        guard !run.order.isEmpty else { return [] }
+        let digester = FileDigester(configuration: configuration)
+        let root = rootPath
+        let total = run.entries.count
+        progress(ScanProgress(phase: .hashing, filesTotal: total, filesDone: run.alreadyDone, bytesToHash: run.bytesToHash, bytesHashed: 0))
+        // The workers write straight into the scan's own slots (each index by one worker):
+        // no array of results beside them, for 200,000 files that is tens of megabytes.
+        await ParallelWork.forEach(
+            count: run.order.count, workerCount: workerCount,
+            makeScratch: { [configuration] in DigestScratch(configuration: configuration) },
+            releaseScratch: { _ in },
+            body: { position, scratch in
+                let index = run.order[position]
+                let entry = run.entries[index]
+                let absolute = root + "/" + entry.relativePath.string
+                do throws(FileDigester.Failure) {
+                    let startedNs = Self.wallClockNs()
+                    let (manifest, status) = try digester.manifest(
+                        absolutePath: absolute, relativePath: entry.relativePath.string, expected: entry.status,
+                        buffer: scratch.buffer, hasher: &scratch.hasher)
+                    let identifier = AppleContentIdentifierReader.contentIdentifier(ofFileAtPath: absolute)
+                    // File times come from a coarse clock: a write just after we read, within the same
+                    // tick, would leave the ctime as it was. Only a file left alone for a while before
+                    // we read it can be recognised later by its ctime; any other is hashed again.
+                    let settled = status.changeTimeNs < startedNs - Self.settlingTimeNs
+                    files[index] = ScannedFile(manifest: manifest, inode: status.inode, contentIdentifier: identifier,
+                                               changeTimeNs: settled ? status.changeTimeNs : nil)
+                } catch {
+                    run.failures.withLock { $0.append(SkippedEntry(path: entry.relativePath, reason: error.description)) }
+                }
+                let (done, bytes) = run.counters.add(bytes: entry.status.size)
+                progress(ScanProgress(phase: .hashing, filesTotal: total, filesDone: run.alreadyDone + done,
+                                      bytesToHash: run.bytesToHash, bytesHashed: bytes))
+                let segment = Int(run.segmentOfPosition[position])
+                let finished = run.left.withLock { left -> Bool in
+                    left[segment] -= 1
+                    return left[segment] == 0
+                }
+                if finished { completions.yield(segment) }
+            })
+        return run.failures.withLock { $0 }
+    }
+
+    /// How long a file must have been left alone before its hashing for its
+    /// ctime to vouch for it later: far above any kernel timestamp tick, and
+    /// above the 2 s granularity of the coarsest file systems.
+    package static let settlingTimeNs: Int64 = 3_000_000_000
+
+    package static func wallClockNs() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+    }
+
+    /// Groups files into assets one directory at a time (the walk lists each
+    /// directory's files together, and no asset spans directories), so the
+    /// grouper's working set is one directory's, not the library's.
+    /// Empties `scanned` as it goes: each file's record is released once its asset holds it.
+    private static func assets(from scanned: ScanSlots, in range: Range<Int>) -> [Asset] {
+        var assets: [Asset] = []
+        var start = range.lowerBound
+        let count = range.upperBound
+        while start < count {
+            guard let first = scanned[start] else {
+                start += 1
+                continue
+            }
+            let directory = first.path.directory
+            var end = start + 1
+            while end < count, scanned[end].map({ $0.path.directory == directory }) ?? true { end += 1 }
+            let run = (start..<end).compactMap { scanned.take(at: $0) }
+            var manifests: [RelativePath: FileManifest] = [:]
+            for file in run { manifests[file.manifest.path] = file.manifest }
+            for group in AssetGrouper.group(run.map { GroupingCandidate(path: $0.manifest.path, contentIdentifier: $0.contentIdentifier) }) {
+                let members = group.members.compactMap { member in manifests[member.path].map { Asset.File(role: member.role, manifest: $0) } }
+                if !members.isEmpty { assets.append(Asset(files: members)) }
+            }
+            start = end
+        }
+        return assets.sorted { $0.primaryPath < $1.primaryPath }
+    }
+}
+
+/// One slot per walked file: filled by the cache merge, then by the hashing
+/// workers — each slot by exactly one of them, never two at once, so the
+/// buffer needs no lock — and emptied by the grouping. Raw memory rather than
+/// an array because an array cannot be written by several threads at once.
+private final class ScanSlots: @unchecked Sendable {
+    private let slots: UnsafeMutableBufferPointer<IndexedFile?>
+
+    init(count: Int) {
+        slots = .allocate(capacity: count)
+        slots.initialize(repeating: nil)
+    }
+
+    deinit {
+        slots.deinitialize()
+        slots.deallocate()
+    }
+
+    subscript(index: Int) -> IndexedFile? {
+        get { slots[index] }
+        set { slots[index] = newValue }
+    }
+
+    /// The slot's file, leaving it empty.
+    func take(at index: Int) -> IndexedFile? {
+        defer { slots[index] = nil }
+        return slots[index]
+    }
+}
+
+/// What one hashing worker reuses from file to file: its read buffer and its
+/// hasher (whose libsodium states are aligned allocations, see
+/// `ChunkingHasher.finishAndReset`). Used by one thread at a time.
+private final class DigestScratch: @unchecked Sendable {
+    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: FileDigester.defaultBufferSize, alignment: 64)
+    var hasher: ChunkingHasher
+
+    init(configuration: ChunkerConfiguration) {
+        hasher = ChunkingHasher(configuration: configuration)
+    }
+
+    deinit {
+        buffer.deallocate()
+    }
+}
+
+/// Files and bytes finished so far, shared by the hashing workers.
+private final class ProgressCounters: Sendable {
+    private let state = Mutex<(files: Int, bytes: UInt64)>((0, 0))
+
+    func add(bytes: UInt64) -> (files: Int, bytes: UInt64) {
+        state.withLock { value in
+            value.files += 1
+            value.bytes += bytes
+            return value
+        }
+    }
+}

@@ -1,0 +1,98 @@
+import LFSyncSystem
+
+/// A 32-byte BLAKE2b-256 digest: the name of every chunk, file and asset.
+///
+/// Stored inline as four words so that millions of them in a chunk index or a
+/// ledger query cost no heap allocations and hash/compare cheaply.
+public struct Hash256: Hashable, Comparable, Sendable, CustomStringConvertible, Codable {
+    public static let byteCount = 32
+
+    private var w0: UInt64, w1: UInt64, w2: UInt64, w3: UInt64
+
+    public init?(bytes: some Collection<UInt8>) {
+        guard bytes.count == Self.byteCount else { return nil }
+        var words: [UInt64] = [0, 0, 0, 0]
+        for (index, byte) in bytes.enumerated() {
+            words[index / 8] = words[index / 8] << 8 | UInt64(byte)
+        }
+        (w0, w1, w2, w3) = (words[0], words[1], words[2], words[3])
+    }
+
+    public init?(hex: String) {
+        let utf8 = Array(hex.utf8)
+        guard utf8.count == Self.byteCount * 2 else { return nil }
+        var raw = [UInt8]()
+        raw.reserveCapacity(Self.byteCount)
+        for index in stride(from: 0, to: utf8.count, by: 2) {
+            guard let high = Self.nibble(utf8[index]), let low = Self.nibble(utf8[index + 1]) else { return nil }
+            raw.append(high << 4 | low)
+        }
+        self.init(bytes: raw)
+    }
+
+    public var bytes: [UInt8] {
+        var raw = [UInt8]()
+        raw.reserveCapacity(Self.byteCount)
+        for word in [w0, w1, w2, w3] {
+            for shift in stride(from: 56, through: 0, by: -8) {
+                raw.append(UInt8(truncatingIfNeeded: word >> UInt64(shift)))
+            }
+        }
+        return raw
+    }
+
+    public var hex: String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(Self.byteCount * 2)
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    public var description: String { hex }
+
+    /// The first 12 hex digits: enough for humans to tell assets apart in a listing.
+    public var shortHex: String { String(hex.prefix(12)) }
+
+    public static func < (lhs: Hash256, rhs: Hash256) -> Bool {
+        (lhs.w0, lhs.w1, lhs.w2, lhs.w3) < (rhs.w0, rhs.w1, rhs.w2, rhs.w3)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let value = Hash256(hex: text) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not a 64-digit hex hash"))
+        }
+        self = value
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(hex)
+    }
+
+    private static func nibble(_ char: UInt8) -> UInt8? {
+        switch char {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): char - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): char - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): char - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
+
+extension ByteWriter {
+    public mutating func write(_ hash: Hash256) { write(contentsOf: hash.bytes) }
+}
+
+extension ByteReader {
+    public mutating func readHash() throws(ByteReaderError) -> Hash256 {
+        guard let hash = Hash256(bytes: try readBytes(Hash256.byteCount)) else {
+            throw .invalidValue("hash")
+        }
+        return hash
+    }
+}

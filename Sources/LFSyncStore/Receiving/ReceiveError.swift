@@ -1,0 +1,80 @@
+import LFSyncContent
+import LFSyncCrypto
+import LFSyncSystem
+
+/// Everything that can go wrong while landing an incoming file. Paths in the
+/// messages are library-relative and escaped: they may have come from a peer.
+package enum ReceiveError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// A path from the wire failed `LibraryPath.validate`.
+    case pathRejected(ReceivePathError)
+    /// A component of the path is a symbolic link; nothing was written through it.
+    case symlinkInPath(String)
+    /// A component of the path exists but is not a directory.
+    case notADirectory(String)
+    /// The path leads into lfsync's own state directory (by name or by inode).
+    case reservedPath(String)
+    /// A manifest whose chunk list cannot describe its file.
+    case invalidManifest(String)
+    case chunkIndexOutOfRange(index: Int, chunkCount: Int)
+    case chunkLengthMismatch(index: Int, expected: UInt32, actual: Int)
+    /// The bytes offered for chunk `index` do not hash to the manifest's chunk hash.
+    case chunkHashMismatch(index: Int)
+    /// `finish()` was called before every chunk was verified.
+    case missingChunks(fileHash: Hash256, missing: Int)
+    /// All chunks verified but the whole file did not: the partial was deleted.
+    case fileHashMismatch(expected: Hash256, actual: Hash256)
+    /// Another transfer of the same content finished and took the shared
+    /// partial (see `StagingArea`); open the file again to continue.
+    case partialTaken(fileHash: Hash256)
+    /// The file was already finished; it can no longer be written.
+    case alreadyFinished(fileHash: Hash256)
+    /// A staged file is no longer in the staging area (already installed or discarded).
+    case stagedFileMissing(fileHash: Hash256)
+    /// An offer needs more room than the library's file system has free,
+    /// once `reserved` bytes are kept free for everything else.
+    case insufficientSpace(needed: UInt64, available: UInt64, reserved: UInt64 = 0)
+    /// Both the name and every conflict name for it hold other content.
+    case destinationOccupied(String)
+    case system(SystemError)
+    /// The receiving library could not be opened.
+    case libraryUnavailable(String)
+    /// Installing an asset failed and not all of its already-placed files
+    /// could be moved back to staging: `installed` are still in the library.
+    indirect case partiallyInstalled(installed: [String], cause: ReceiveError)
+
+    package var description: String {
+        switch self {
+        case let .pathRejected(error): error.description
+        case let .symlinkInPath(path): "refused to write through \"\(path)\": it is a symbolic link"
+        case let .notADirectory(path): "cannot write below \"\(path)\": it is not a directory"
+        case let .reservedPath(path): "refused \"\(path)\": it is lfsync's own state directory"
+        case let .invalidManifest(reason): "invalid file manifest: \(reason)"
+        case let .chunkIndexOutOfRange(index, count): "chunk \(index) does not exist (the file has \(count))"
+        case let .chunkLengthMismatch(index, expected, actual):
+            "chunk \(index) is \(actual) bytes, the manifest says \(expected)"
+        case let .chunkHashMismatch(index): "chunk \(index) does not match its hash; discarded"
+        case let .missingChunks(hash, missing): "file \(hash.shortHex) still lacks \(missing) chunk(s)"
+        case let .fileHashMismatch(expected, actual):
+            "file content hashes to \(actual.shortHex), expected \(expected.shortHex); the partial file was deleted"
+        case let .partialTaken(hash): "the partial file \(hash.shortHex) was completed by another transfer; reopen it"
+        case let .alreadyFinished(hash): "file \(hash.shortHex) is already finished"
+        case let .stagedFileMissing(hash): "the staged file \(hash.shortHex) is no longer in the staging area"
+        case let .insufficientSpace(needed, available, reserved) where reserved > 0:
+            "not enough free space: needs \(needed) bytes, \(available) available of which \(reserved) are kept free"
+        case let .insufficientSpace(needed, available, _):
+            "not enough free space: needs \(needed) bytes, \(available) available"
+        case let .destinationOccupied(path): "cannot store \"\(path)\": the name and its conflict names hold other files"
+        case let .system(error): error.description
+        case let .libraryUnavailable(reason): "cannot open the library: \(reason)"
+        case let .partiallyInstalled(installed, cause):
+            "\(cause); these files of the asset could not be moved back: \(installed.joined(separator: ", "))"
+        }
+    }
+}
+
+extension ReceiveError {
+    /// Runs a step made of system calls, reporting its failure as `.system`.
+    package static func system<T>(_ body: () throws(SystemError) -> T) throws(ReceiveError) -> T {
+        do { return try body() } catch { throw .system(error) }
+    }
+}

@@ -1,0 +1,121 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import LFSyncCrypto
+import LFSyncSystem
+
+/// A complete, hash-verified file in the staging area, waiting for
+/// `LibraryInstaller` to move it into the library. Its staging name is
+/// private to it (see `StagingArea`).
+///
+/// One verified content may be needed at several paths: `duplicate()` makes
+/// another staged file of the same bytes (a reflink where the file system has
+/// them), so the content crosses the wire once. Each copy gets its own
+/// modification time and is made durable by `prepareForInstall`.
+package struct StagedFile: Sendable, CustomStringConvertible {
+    package let fileHash: Hash256
+    package let size: UInt64
+    /// False when the bytes were proven by the file hash alone, so the chunk
+    /// list they came with is the peer's word (see `IncomingFile.everyChunkVerified`).
+    package let chunkListVerified: Bool
+    /// See `EmbeddedIdentifier`.
+    package let embeddedIdentifier: EmbeddedIdentifier
+    package let staging: StagingArea
+    /// Name inside the staging directory.
+    package let name: String
+
+    package init(fileHash: Hash256, size: UInt64, chunkListVerified: Bool = true, embeddedIdentifier: EmbeddedIdentifier = .unknown,
+         staging: StagingArea, name: String) {
+        self.fileHash = fileHash
+        self.size = size
+        self.chunkListVerified = chunkListVerified
+        self.embeddedIdentifier = embeddedIdentifier
+        self.staging = staging
+        self.name = name
+    }
+
+    package var displayPath: String { StagingArea.displayPath(of: name) }
+
+    package var description: String { "staged \(fileHash.shortHex) (\(size) bytes)" }
+
+    /// Deletes the staged copy (an asset the engine gave up on). Already gone is fine.
+    package func discard() throws(ReceiveError) {
+        guard unlinkat(staging.directory.rawValue, name, 0) == 0 || errno == ENOENT else {
+            throw .system(SystemError.current("unlink", path: displayPath))
+        }
+    }
+
+    /// Another staged file with the same bytes, under a name of its own. The
+    /// bytes come from this verified file inside our private staging
+    /// directory, so they need no second check.
+    package func duplicate() throws(ReceiveError) -> StagedFile {
+        let directory = staging.directory
+        let copyName = staging.stagedName(for: fileHash)
+        let copy = StagedFile(fileHash: fileHash, size: size, chunkListVerified: chunkListVerified,
+                              embeddedIdentifier: embeddedIdentifier, staging: staging, name: copyName)
+        try ReceiveError.system { () throws(SystemError) in
+            let source = try open(name, flags: O_RDONLY, displayPath)
+            let created = openat(directory.rawValue, copyName, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            guard created >= 0 else { throw SystemError.current("create", path: copy.displayPath) }
+            let destination = OwnedDescriptor(taking: created)
+            do throws(SystemError) {
+                try FileCloner.copy(from: source, to: destination, length: size, copy.displayPath)
+            } catch {
+                unlinkat(directory.rawValue, copyName, 0)
+                throw error
+            }
+        }
+        return copy
+    }
+
+    /// Gives the file its modification time and makes data and time durable
+    /// (fsync) before the installer renames it into place. With `syncing`
+    /// false the caller makes them durable itself, many files at once
+    /// (`StagingArea.syncFileSystem`), before any rename.
+    package func prepareForInstall(modificationTimeNs: Int64, syncing: Bool = true) throws(ReceiveError) {
+        try ReceiveError.system { () throws(SystemError) in
+            if syncing {
+                let file = try open(name, flags: O_RDONLY, displayPath)
+                try Self.setModificationTime(of: file, to: modificationTimeNs, displayPath)
+                try file.sync(displayPath)
+            } else {
+                try Self.setModificationTime(ofEntry: name, in: staging.directory, to: modificationTimeNs, displayPath)
+            }
+        }
+    }
+
+    private func open(_ name: String, flags: Int32, _ what: String) throws(SystemError) -> OwnedDescriptor {
+        let fd = openat(staging.directory.rawValue, name, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { throw SystemError.current("open", path: what) }
+        return OwnedDescriptor(taking: fd)
+    }
+
+    /// `futimens` with the given mtime; access time left alone.
+    package static func setModificationTime(of file: OwnedDescriptor, to timeNs: Int64, _ what: String) throws(SystemError) {
+        var times = Self.times(timeNs)
+        guard futimens(file.rawValue, &times) == 0 else { throw SystemError.current("futimens", path: what) }
+    }
+
+    /// `utimensat` by name, without opening: for lfsync's own names in the
+    /// staging directory, which it never follows if they are symlinks.
+    package static func setModificationTime(ofEntry name: String, in directory: OwnedDescriptor, to timeNs: Int64, _ what: String) throws(SystemError) {
+        var times = Self.times(timeNs)
+        guard utimensat(directory.rawValue, name, &times, AT_SYMLINK_NOFOLLOW) == 0 else {
+            throw SystemError.current("utimensat", path: what)
+        }
+    }
+
+    /// Access time left alone, modification time `timeNs` (nanoseconds since 1970).
+    private static func times(_ timeNs: Int64) -> [timespec] {
+        let nanosecondsPerSecond: Int64 = 1_000_000_000
+        var seconds = timeNs / nanosecondsPerSecond
+        var nanoseconds = timeNs % nanosecondsPerSecond
+        if nanoseconds < 0 {  // before 1970: tv_nsec must still be in 0..<1e9
+            seconds -= 1
+            nanoseconds += nanosecondsPerSecond
+        }
+        // UTIME_OMIT from <sys/stat.h>, which Swift does not import.
+        let utimeOmit = (1 << 30) - 2
+        return [timespec(tv_sec: 0, tv_nsec: utimeOmit), timespec(tv_sec: Int(seconds), tv_nsec: Int(nanoseconds))]
+    }
+}

@@ -1,0 +1,80 @@
+import LFSyncContent
+
+/// The schema of `lfsync.sqlite`: every table of the Store layer, in one file
+/// so that one transaction can span them and one `user_version` describes them.
+enum StateSchema {
+    package static let migrations = Migrations([
+        Migration(version: 1, name: "initial", sql: """
+            -- A library is the folder a scan starts from. Paths below are relative
+            -- to it, so the scan cache and chunk index are scoped per library: two
+            -- libraries may both contain "IMG_0001.HEIC".
+            CREATE TABLE library (
+                id   INTEGER PRIMARY KEY,
+                root TEXT NOT NULL UNIQUE
+            );
+
+            -- (path, size, mtime_ns, inode) -> manifest: lets a rescan skip reading
+            -- unchanged files. Unsigned values are stored by bit pattern.
+            CREATE TABLE scan_cache (
+                library_id INTEGER NOT NULL REFERENCES library(id) ON DELETE CASCADE,
+                path       TEXT    NOT NULL,
+                size       INTEGER NOT NULL,
+                mtime_ns   INTEGER NOT NULL,
+                inode      INTEGER NOT NULL,
+                manifest   BLOB    NOT NULL,  -- FileManifest.encoded()
+                -- Apple Live Photo content identifier read from the file's metadata,
+                -- cached so that grouping an unchanged library reads no file either.
+                content_identifier TEXT,
+                PRIMARY KEY (library_id, path)
+            );
+
+            -- The content-addressed store is an index over files already in the
+            -- library: chunk hash -> (file, offset, length) plus the file's
+            -- validity stamp. Readers re-verify every chunk they copy.
+            CREATE TABLE chunk_file (
+                id         INTEGER PRIMARY KEY,
+                library_id INTEGER NOT NULL REFERENCES library(id) ON DELETE CASCADE,
+                path       TEXT    NOT NULL,
+                size       INTEGER NOT NULL,
+                mtime_ns   INTEGER NOT NULL,
+                inode      INTEGER NOT NULL,
+                UNIQUE (library_id, path)
+            );
+            CREATE TABLE chunk_location (
+                file_id     INTEGER NOT NULL REFERENCES chunk_file(id) ON DELETE CASCADE,
+                byte_offset INTEGER NOT NULL,
+                length      INTEGER NOT NULL,
+                hash        BLOB    NOT NULL,  -- 32 bytes of BLAKE2b-256
+                PRIMARY KEY (file_id, byte_offset)
+            ) WITHOUT ROWID;
+            CREATE INDEX chunk_location_by_hash ON chunk_location (hash);
+
+            -- The per-(content, peer) ledger. Keyed peer first: every bulk query
+            -- is "everything about this peer". No CHECK on state: readers treat
+            -- unknown text as "no record" anyway, and a CHECK cannot be altered
+            -- when a state is added later.
+            CREATE TABLE sync_state (
+                peer          TEXT    NOT NULL,
+                content_id    BLOB    NOT NULL,  -- 32 bytes
+                state         TEXT    NOT NULL,  -- SyncState.rawValue
+                reason        TEXT,
+                bytes         INTEGER,
+                updated_at_ms INTEGER NOT NULL,  -- Unix time, milliseconds
+                PRIMARY KEY (peer, content_id)
+            ) WITHOUT ROWID;
+            """),
+        Migration(version: 2, name: "scan cache ctime", sql: """
+            -- The ctime a file had when its manifest was hashed (or received), so an
+            -- edit that keeps size and mtime is still noticed. NULL: unknown, or the
+            -- file changed too close to its hashing to trust (see LibraryScanner);
+            -- such a row never matches, and the file is hashed again.
+            ALTER TABLE scan_cache ADD COLUMN ctime_ns INTEGER;
+            """),
+        Migration(version: 3, name: "scan cache chunk list provenance", sql: """
+            -- 1 for a received file whose chunk list is the sender's word (only its file
+            -- hash was verified): such a row proves the file is in place, but when this
+            -- device sends the file on, each chunk is checked against the list.
+            ALTER TABLE scan_cache ADD COLUMN chunk_list_unverified INTEGER NOT NULL DEFAULT 0;
+            """),
+    ])
+}

@@ -1,0 +1,245 @@
+import Foundation
+import LFSyncContent
+import LFSyncCrypto
+
+/// The per-(content, peer) ledger: "synced with the NAS" and "synced with the
+/// laptop" are independent facts, one row each.
+///
+/// Every write names one peer and touches only that peer's rows, so a failure
+/// towards one device can never mark content failed (or synced) for another.
+/// The store records what it is told, last write wins; deciding *when* a row
+/// may become `synced` (after the peer's receipt) is the engine's job.
+///
+/// Durable: rows live in the WAL-mode, `synchronous=FULL` state database, so a
+/// committed `record` survives a crash or power loss.
+///
+/// Rows from a damaged or hostile database are never trusted into a trap: a
+/// state text this build does not know, or a content ID that is not 32 bytes,
+/// reads as "no record" (the content is offered again and the row rewritten)
+/// and is left out of counts and listings.
+public final class SyncStateStore: Sendable {
+    /// One ledger row.
+    public struct Entry: Hashable, Sendable {
+        public var content: ContentID
+        public var peer: PeerKey
+        public var state: SyncState
+        public var reason: String?
+        /// The content's size in bytes, when the recorder knew it.
+        public var bytes: UInt64?
+        /// When the row last changed (millisecond precision).
+        public var updatedAt: Date
+    }
+
+    /// Longer reasons (which may come from a peer's error message) are cut.
+    public static let maxReasonLength = 1000
+
+    private let database: SerializedDatabase
+
+    init(database: SerializedDatabase) {
+        self.database = database
+    }
+
+    /// Opens the ledger in the state database at `url` (creating directories
+    /// and file, migrating). The scan cache and chunk index of the same file
+    /// are reachable through `StateDatabase.onDisk` instead.
+    public static func onDisk(_ url: URL) throws(SQLiteError) -> SyncStateStore {
+        try StateDatabase.onDisk(url).syncState
+    }
+
+    /// An empty ledger in memory.
+    public static func inMemory() throws(SQLiteError) -> SyncStateStore {
+        try StateDatabase.inMemory().syncState
+    }
+
+    /// Closes the underlying database (shared with the stores of the same
+    /// `StateDatabase`); later calls throw `.closed`.
+    public func close() {
+        database.close()
+    }
+
+    // MARK: Reading one row
+
+    /// `nil` when this content was never recorded for this peer.
+    public func state(of content: ContentID, for peer: PeerKey) throws(SQLiteError) -> SyncState? {
+        try entry(of: content, for: peer)?.state
+    }
+
+    /// Why the last attempt failed, while the row is `failed`.
+    public func failureReason(of content: ContentID, for peer: PeerKey) throws(SQLiteError) -> String? {
+        guard let entry = try entry(of: content, for: peer), entry.state == .failed else { return nil }
+        return entry.reason
+    }
+
+    public func entry(of content: ContentID, for peer: PeerKey) throws(SQLiteError) -> Entry? {
+        try database.withDatabase { db throws(SQLiteError) in
+            try db.cachedStatement("""
+                SELECT state, reason, bytes, updated_at_ms FROM sync_state WHERE peer = ? AND content_id = ?
+                """)
+                .firstRow([.text(peer.rawValue), .blob(content.hash.bytes)]) { row -> Entry? in
+                    guard let state = row.text(at: 0).flatMap(SyncState.init(rawValue:)) else { return nil }
+                    return Entry(
+                        content: content, peer: peer, state: state, reason: row.text(at: 1),
+                        bytes: row.optionalInt64(at: 2).map { UInt64(bitPattern: $0) },
+                        updatedAt: Self.date(milliseconds: row.int64(at: 3)))
+                } ?? nil
+        }
+    }
+
+    // MARK: Writing
+
+    /// Records `state` for every content in `contents` towards `peer`, in one
+    /// transaction: all rows change or none do.
+    ///
+    /// - Parameters:
+    ///   - reason: why (for `.failed`); replaces the previous reason, so
+    ///     recording `.synced` clears it. Cut to `maxReasonLength` characters.
+    ///   - bytes: the content's size, stored on every row written; `nil` keeps
+    ///     a size recorded earlier.
+    ///   - unlessSynced: leave rows that say `synced` as they are. What a sender
+    ///     learns from an attempt that did not get through (declined, refused,
+    ///     unreachable, cut off, a failed receipt for one more copy) says nothing
+    ///     against content the peer verified and stored before.
+    ///   - date: the time of the change.
+    public func record(
+        _ state: SyncState, for contents: [ContentID], peer: PeerKey,
+        reason: String? = nil, bytes: UInt64? = nil, unlessSynced: Bool = false, at date: Date = Date()
+    ) throws(SQLiteError) {
+        guard !contents.isEmpty else { return }
+        let reason = reason.map { String($0.prefix(Self.maxReasonLength)) }
+        let milliseconds = Self.milliseconds(date)
+        try database.write { db throws(SQLiteError) in
+            let upsert = try db.cachedStatement(unlessSynced ? Self.upsertUnlessSynced : Self.upsert)
+            try upsert.bind(peer.rawValue, at: 1)
+            try upsert.bind(state.rawValue, at: 3)
+            try upsert.bind(SQLiteValue.optional(reason), at: 4)
+            try upsert.bind(bytes.map { .integer(unsigned: $0) } ?? .null, at: 5)
+            try upsert.bind(milliseconds, at: 6)
+            for content in contents {
+                try upsert.bind(content.hash.bytes, at: 2)
+                try upsert.run()
+            }
+        }
+    }
+
+    private static let upsert = """
+        INSERT INTO sync_state (peer, content_id, state, reason, bytes, updated_at_ms)
+        VALUES (?, ?, ?, ?, ?, ?)
+        ON CONFLICT (peer, content_id) DO UPDATE SET
+            state = excluded.state, reason = excluded.reason,
+            bytes = coalesce(excluded.bytes, sync_state.bytes),
+            updated_at_ms = excluded.updated_at_ms
+        """
+    private static let upsertUnlessSynced = upsert + " WHERE sync_state.state <> 'synced'"
+
+    /// Marks many contents `synced` with `peer` in one transaction, each with
+    /// its own byte count: a burst of receipts costs one commit (one fsync),
+    /// not one per asset.
+    public func recordSynced(_ entries: [(content: ContentID, bytes: UInt64)], peer: PeerKey, at date: Date = Date()) throws(SQLiteError) {
+        guard !entries.isEmpty else { return }
+        let milliseconds = Self.milliseconds(date)
+        try database.write { db throws(SQLiteError) in
+            let upsert = try db.cachedStatement("""
+                INSERT INTO sync_state (peer, content_id, state, reason, bytes, updated_at_ms)
+                VALUES (?, ?, ?, NULL, ?, ?)
+                ON CONFLICT (peer, content_id) DO UPDATE SET
+                    state = excluded.state, reason = NULL, bytes = excluded.bytes,
+                    updated_at_ms = excluded.updated_at_ms
+                """)
+            try upsert.bind(peer.rawValue, at: 1)
+            try upsert.bind(SyncState.synced.rawValue, at: 3)
+            try upsert.bind(milliseconds, at: 5)
+            for entry in entries {
+                try upsert.bind(entry.content.hash.bytes, at: 2)
+                try upsert.bind(.integer(unsigned: entry.bytes), at: 4)
+                try upsert.run()
+            }
+        }
+    }
+
+    // MARK: Reading many rows
+
+    /// The candidates that are not `synced` with `peer`, in their given order
+    /// (duplicates kept).
+    ///
+    /// Loads the peer's synced set once — one indexed range scan of the
+    /// `(peer, content_id)` key — and filters in memory, so 100k candidates
+    /// cost one query instead of 100k.
+    public func contentIDs(notSyncedWith peer: PeerKey, from candidates: [ContentID]) throws(SQLiteError) -> [ContentID] {
+        guard !candidates.isEmpty else { return [] }
+        let synced = try contentIDSet(in: .synced, for: peer)
+        return candidates.filter { !synced.contains($0) }
+    }
+
+    /// Every content in `state` with `peer`, in content ID order.
+    public func contentIDs(in state: SyncState, for peer: PeerKey) throws(SQLiteError) -> [ContentID] {
+        try database.withDatabase { db throws(SQLiteError) in
+            try db.cachedStatement("SELECT content_id FROM sync_state WHERE peer = ? AND state = ? ORDER BY content_id")
+                .rows([.text(peer.rawValue), .text(state.rawValue)], Self.contentID(in:))
+                .compactMap { $0 }
+        }
+    }
+
+    /// How many contents are in each state with `peer`; every state is present
+    /// (0 when none). Rows with unknown state text are not counted.
+    /// Per state: how many assets and how many bytes (as recorded) for `peer`; every state present.
+    public func totals(for peer: PeerKey) throws(SQLiteError) -> [SyncState: (count: Int, bytes: UInt64)] {
+        try database.withDatabase { db throws(SQLiteError) in
+            var totals = Dictionary(uniqueKeysWithValues: SyncState.allCases.map { ($0, (count: 0, bytes: UInt64(0))) })
+            try db.cachedStatement("SELECT state, count(*), coalesce(sum(max(bytes, 0)), 0) FROM sync_state WHERE peer = ? GROUP BY state")
+                .forEachRow([.text(peer.rawValue)]) { row in
+                    guard let state = row.text(at: 0).flatMap(SyncState.init(rawValue:)), let current = totals[state] else { return }
+                    totals[state] = (current.count + Int(truncatingIfNeeded: row.int64(at: 1)),
+                                     current.bytes + UInt64(clamping: row.int64(at: 2)))
+                }
+            return totals
+        }
+    }
+
+    public func counts(for peer: PeerKey) throws(SQLiteError) -> [SyncState: Int] {
+        try database.withDatabase { db throws(SQLiteError) in
+            var counts = Dictionary(uniqueKeysWithValues: SyncState.allCases.map { ($0, 0) })
+            try db.cachedStatement("SELECT state, count(*) FROM sync_state WHERE peer = ? GROUP BY state")
+                .forEachRow([.text(peer.rawValue)]) { row in
+                    guard let state = row.text(at: 0).flatMap(SyncState.init(rawValue:)) else { return }
+                    counts[state, default: 0] += Int(truncatingIfNeeded: row.int64(at: 1))
+                }
+            return counts
+        }
+    }
+
+    /// Every peer with at least one row, sorted.
+    public func peers() throws(SQLiteError) -> [PeerKey] {
+        try database.withDatabase { db throws(SQLiteError) in
+            try db.cachedStatement("SELECT DISTINCT peer FROM sync_state ORDER BY peer")
+                .rows { $0.text(at: 0).map(PeerKey.init(rawValue:)) }
+                .compactMap { $0 }
+        }
+    }
+
+    // MARK: Helpers
+
+    private func contentIDSet(in state: SyncState, for peer: PeerKey) throws(SQLiteError) -> Set<ContentID> {
+        try database.withDatabase { db throws(SQLiteError) in
+            var set = Set<ContentID>()
+            try db.cachedStatement("SELECT content_id FROM sync_state WHERE peer = ? AND state = ?")
+                .forEachRow([.text(peer.rawValue), .text(state.rawValue)]) { row in
+                    if let content = Self.contentID(in: row) { set.insert(content) }
+                }
+            return set
+        }
+    }
+
+    /// Column 0 as a content ID, without copying the blob; `nil` unless it is 32 bytes.
+    private static func contentID(in row: SQLiteRow) -> ContentID? {
+        row.withUnsafeBlob(at: 0) { bytes in bytes.flatMap(Hash256.init(bytes:)).map(ContentID.init(hash:)) }
+    }
+
+    private static func milliseconds(_ date: Date) -> Int64 {
+        let value = (date.timeIntervalSince1970 * 1000).rounded()
+        return Int64(exactly: value) ?? (value > 0 ? .max : 0)
+    }
+
+    private static func date(milliseconds: Int64) -> Date {
+        Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+    }
+}

@@ -1,0 +1,338 @@
+import LFSyncCrypto
+import LFSyncSystem
+import LFSyncTransport
+
+/// An authenticated, encrypted message channel to one peer:
+/// `Noise_XX_25519_{AESGCM|ChaChaPoly}_BLAKE2b` over any `Connection`, carrying
+/// `WireMessage` frames (PROTOCOL.md, "Handshake and prologue").
+///
+/// Sending and receiving are independent (one actor each), so a peer's send
+/// task and receive task never wait for each other.
+package final class SecureChannel: Sendable {
+    /// Opens the initiator's cipher offer: both sides must agree they speak this protocol.
+    package static let protocolTag = Array("lfsync/2".utf8)
+    package static let defaultHandshakeTimeout: Duration = .seconds(10)
+
+    /// Who is on the other end, proven by the handshake.
+    package let remoteDeviceID: DeviceID
+    package let handshakeHash: [UInt8]
+    /// The cipher both peers chose (AESGCM when both processors have AES instructions).
+    package let cipher: NoiseCipher
+    package let connection: any Connection
+    private let writer: SecureChannelWriter
+    private let reader: SecureChannelReader
+
+    private init(connection: any Connection, transport: NoiseTransport, framer: NoiseMessageFramer) throws(SecureChannelError) {
+        guard let remoteKey = transport.remoteStaticKey, let sender = transport.sender, let receiver = transport.receiver else {
+            throw .handshake(.handshakeIncomplete)
+        }
+        self.connection = connection
+        remoteDeviceID = DeviceID(publicKey: remoteKey)
+        handshakeHash = transport.handshakeHash
+        cipher = sender.cipher
+        writer = SecureChannelWriter(connection: connection, cipher: sender)
+        reader = SecureChannelReader(connection: connection, cipher: receiver, framer: framer)
+    }
+
+    /// Runs the handshake as the side that dialled.
+    ///
+    /// - Parameter expectedPeer: when set, the channel is refused unless the
+    ///   peer proves this Device ID. The check happens on handshake message 2,
+    ///   *before* we reveal our own static key in message 3.
+    /// - Parameter ciphers: what we offer (by default every cipher this machine can use).
+    package static func initiate(
+        over connection: any Connection, identity: DeviceIdentity, expectedPeer: DeviceID? = nil,
+        ciphers: [NoiseCipher] = NoiseCipher.usable, timeout: Duration = defaultHandshakeTimeout
+    ) async throws(SecureChannelError) -> SecureChannel {
+        try await withDeadline(timeout, clock: ContinuousClock(), connection: connection) { () async throws(SecureChannelError) -> SecureChannel in
+            var framer = NoiseMessageFramer()
+            let offer = CipherOffer.encode(ciphers)
+            try await sendHandshake(offer, on: connection)
+            let choice = try await receiveHandshake(on: connection, framer: &framer)
+            let cipher = try CipherOffer.chosen(choice, offered: ciphers)
+            var handshake = try noise { () throws(NoiseError) in
+                try NoiseHandshake(pattern: .xx, role: .initiator, prologue: offer + choice, cipher: cipher, staticKeyPair: identity.keyPair)
+            }
+            try await sendHandshake(try noise { () throws(NoiseError) in try handshake.writeMessage() }, on: connection)
+            let second = try await receiveHandshake(on: connection, framer: &framer)
+            _ = try noise { () throws(NoiseError) in try handshake.readMessage(second) }
+            if let expectedPeer, let key = handshake.remoteStaticKey, !expectedPeer.matches(publicKey: key) {
+                throw .peerMismatch(expected: expectedPeer, actual: DeviceID(publicKey: key))
+            }
+            try await sendHandshake(try noise { () throws(NoiseError) in try handshake.writeMessage() }, on: connection)
+            let transport: NoiseTransport
+            do throws(NoiseError) { transport = try handshake.split() } catch { throw .handshake(error) }
+            return try SecureChannel(connection: connection, transport: transport, framer: framer)
+        }
+    }
+
+    /// Runs the handshake as the side that accepted the connection. The
+    /// caller decides afterwards whether `remoteDeviceID` is welcome.
+    /// - Parameter ciphers: what we accept, in order of preference (by default
+    ///   every cipher this machine can use, fastest first).
+    package static func accept(
+        over connection: any Connection, identity: DeviceIdentity,
+        ciphers: [NoiseCipher] = NoiseCipher.usable, timeout: Duration = defaultHandshakeTimeout,
+        clock: any Clock<Duration> = ContinuousClock()
+    ) async throws(SecureChannelError) -> SecureChannel {
+        try await withDeadline(timeout, clock: clock, connection: connection) { () async throws(SecureChannelError) -> SecureChannel in
+            var framer = NoiseMessageFramer()
+            let offer = try await receiveHandshake(on: connection, framer: &framer)
+            let cipher = try CipherOffer.choose(from: offer, preferring: ciphers)
+            let choice = [cipher.rawValue]
+            try await sendHandshake(choice, on: connection)
+            var handshake = try noise { () throws(NoiseError) in
+                try NoiseHandshake(pattern: .xx, role: .responder, prologue: offer + choice, cipher: cipher, staticKeyPair: identity.keyPair)
+            }
+            let first = try await receiveHandshake(on: connection, framer: &framer)
+            _ = try noise { () throws(NoiseError) in try handshake.readMessage(first) }
+            try await sendHandshake(try noise { () throws(NoiseError) in try handshake.writeMessage() }, on: connection)
+            let third = try await receiveHandshake(on: connection, framer: &framer)
+            _ = try noise { () throws(NoiseError) in try handshake.readMessage(third) }
+            let transport: NoiseTransport
+            do throws(NoiseError) { transport = try handshake.split() } catch { throw .handshake(error) }
+            return try SecureChannel(connection: connection, transport: transport, framer: framer)
+        }
+    }
+
+    package func send(_ message: WireMessage) async throws(SecureChannelError) {
+        try await writer.send([message])
+    }
+
+    /// Sends several messages in as few Noise messages and writes as possible.
+    package func send(_ messages: [WireMessage]) async throws(SecureChannelError) {
+        try await writer.send(messages)
+    }
+
+    /// Sends frames exactly as given, without the per-message field checks of
+    /// `send(_:)`. This is the layer a conformance or hostile-peer test client
+    /// needs to put bytes on the wire that lfsync itself would never produce;
+    /// the receiving side must cope with anything sent this way.
+    package func send(frames: [Frame]) async throws(SecureChannelError) {
+        try await writer.send(frames: frames)
+    }
+
+    /// The next message; nil when the peer closed the connection cleanly between messages.
+    package func receive() async throws(SecureChannelError) -> WireMessage? {
+        try await reader.receive()?.message
+    }
+
+    /// The next message with the length of the frame it came in, for callers
+    /// that buffer messages and must bound their memory by it.
+    package func receiveWithLength() async throws(SecureChannelError) -> (message: WireMessage, frameLength: Int)? {
+        try await reader.receive()
+    }
+
+    /// Sets the largest frame accepted from the peer, from the next frame on.
+    /// Before the connection decision only small messages are legitimate
+    /// (`WireProtocol.setUpFrameLimit`); afterwards the default allows chunks.
+    package func limitIncomingFrames(to length: Int) async {
+        await reader.limitFrames(to: length)
+    }
+
+    /// Bytes of ciphertext written and read so far (including framing): lfsync's own wire counters.
+    package var bytesSent: UInt64 { get async { await writer.bytesWritten } }
+    package var bytesReceived: UInt64 { get async { await reader.bytesRead } }
+
+    package func close() async {
+        await connection.close()
+    }
+
+    // MARK: - Handshake plumbing
+
+    private static func noise<T>(_ body: () throws(NoiseError) -> T) throws(SecureChannelError) -> T {
+        do { return try body() } catch { throw .handshake(error) }
+    }
+
+    private static func sendHandshake(_ message: [UInt8], on connection: any Connection) async throws(SecureChannelError) {
+        var output: [UInt8] = []
+        NoiseMessageFramer.prefixed(message, into: &output)
+        do { try await connection.send(output) } catch { throw .transport(error) }
+    }
+
+    private static func receiveHandshake(on connection: any Connection, framer: inout NoiseMessageFramer) async throws(SecureChannelError) -> [UInt8] {
+        while true {
+            if let message = framer.next() { return message }
+            let bytes: [UInt8]?
+            do { bytes = try await connection.receive() } catch { throw .transport(error) }
+            guard let bytes else { throw .truncated }
+            framer.append(bytes)
+        }
+    }
+
+    /// Runs the handshake, closing the connection when it fails or overruns
+    /// `timeout` (closing is what unblocks a pending receive). The timer is the
+    /// engine's one `Deadline`, on the caller's clock.
+    private static func withDeadline<T: Sendable>(
+        _ timeout: Duration, clock: any Clock<Duration>, connection: any Connection,
+        _ body: () async throws(SecureChannelError) -> T
+    ) async throws(SecureChannelError) -> T {
+        let overran = AtomicFlag()
+        let watchdog = Deadline.after(timeout, on: clock) {
+            overran.set()
+            await connection.close()
+        }
+        defer { watchdog.cancel() }
+        let outcome: Result<T, SecureChannelError>
+        do throws(SecureChannelError) { outcome = .success(try await body()) } catch { outcome = .failure(error) }
+        if overran.isSet {
+            await connection.close()
+            throw .handshakeTimedOut
+        }
+        switch outcome {
+        case let .success(value): return value
+        case let .failure(error):
+            await connection.close()
+            throw error
+        }
+    }
+}
+
+/// The sending half: owns the sending cipher state and its nonce.
+///
+/// One send at a time, in the order they were called: a message is sealed
+/// with the next nonce and handed to the connection before the next one is
+/// sealed. Otherwise (actors are reentrant) a second send could seal nonce
+/// n+1 and reach the connection while the first, sealed with n, is still on
+/// its way there — and the peer, which decrypts in nonce order, would see
+/// tampered data.
+actor SecureChannelWriter {
+    private let connection: any Connection
+    private var cipher: NoiseCipherState
+    private(set) var bytesWritten: UInt64 = 0
+    private var failed: SecureChannelError?
+    private var sending = false
+    private var queued: [CheckedContinuation<Void, Never>] = []
+
+    package init(connection: any Connection, cipher: NoiseCipherState) {
+        self.connection = connection
+        self.cipher = cipher
+    }
+
+    package func send(_ messages: [WireMessage]) async throws(SecureChannelError) {
+        if let failed { throw failed }
+        let pieces: [ArraySlice<UInt8>]
+        do { pieces = try FrameSealer.pieces(of: messages) } catch { throw .unencodable(error) }
+        try await send(pieces: pieces)
+    }
+
+    package func send(frames: [Frame]) async throws(SecureChannelError) {
+        if let failed { throw failed }
+        try await send(pieces: FrameSealer.pieces(of: frames))
+    }
+
+    private func send(pieces: [ArraySlice<UInt8>]) async throws(SecureChannelError) {
+        if sending {
+            await withCheckedContinuation { queued.append($0) }
+        }
+        sending = true
+        defer {
+            if queued.isEmpty { sending = false } else { queued.removeFirst().resume() }
+        }
+        if let failed { throw failed }
+        let output: [UInt8]
+        do {
+            output = try FrameSealer.seal(pieces, with: &cipher)
+        } catch {
+            failed = .handshake(error)
+            throw .handshake(error)
+        }
+        do {
+            try await connection.send(output)
+        } catch {
+            failed = .transport(error)
+            throw .transport(error)
+        }
+        bytesWritten += UInt64(output.count)
+    }
+}
+
+/// The receiving half: owns the receiving cipher state, the Noise message
+/// reassembly and the frame decoder (whose cap bounds memory per frame).
+actor SecureChannelReader {
+    private let connection: any Connection
+    private var cipher: NoiseCipherState
+    private var framer: NoiseMessageFramer
+    private var frames = FrameDecoder()
+    private var progress = FrameProgress()
+    private(set) var bytesRead: UInt64 = 0
+    private var failed: SecureChannelError?
+
+    package init(connection: any Connection, cipher: NoiseCipherState, framer: NoiseMessageFramer) {
+        self.connection = connection
+        self.cipher = cipher
+        self.framer = framer
+    }
+
+    package func limitFrames(to length: Int) {
+        frames.maxFrameLength = length
+    }
+
+    package func receive() async throws(SecureChannelError) -> (message: WireMessage, frameLength: Int)? {
+        if let failed { throw failed }
+        do {
+            return try await nextMessage()
+        } catch {
+            // An idle timeout only says the peer was quiet; the stream is intact, so it may be retried.
+            if case .transport(.timedOut(.idle)) = error { throw error }
+            failed = error
+            throw error
+        }
+    }
+
+    /// Where a decrypted Noise message went.
+    private enum Decrypted {
+        case inPlace
+        case plaintext([UInt8])
+    }
+
+    private func nextMessage() async throws(SecureChannelError) -> (message: WireMessage, frameLength: Int)? {
+        while true {
+            let frame: Frame?
+            do { frame = try frames.nextFrame() } catch { throw .frame(error) }
+            if let frame {
+                progress.reset()
+                do { return (try WireMessage(frame: frame), Frame.headerLength + frame.payload.count) } catch { throw .wire(error) }
+            }
+            // Decrypted from where it lies in the framer's buffer, and where possible straight
+            // into the payload of the frame it continues: then no plaintext byte is ever copied.
+            let decrypted: Decrypted?
+            do {
+                decrypted = try framer.withNextMessage { (ciphertext: UnsafeRawBufferPointer) throws(NoiseError) -> Decrypted in
+                    let count = ciphertext.count - Noise.tagLength
+                    let inPlace = try frames.appendInPlace(count: count) { (output: UnsafeMutableRawBufferPointer) throws(NoiseError) in
+                        guard let base = output.baseAddress else { throw .truncated }
+                        try cipher.decrypt(ciphertext, into: base)
+                    }
+                    return inPlace ? .inPlace : .plaintext(try cipher.decrypt(ciphertext))
+                }
+            } catch {
+                throw .handshake(error)
+            }
+            switch decrypted {
+            case .inPlace:
+                continue
+            case let .plaintext(plaintext):
+                do { try frames.append(plaintext) } catch { throw .frame(error) }
+                continue
+            case nil:
+                break
+            }
+            let inFlight = framer.hasPartialMessage || frames.hasPartialFrame
+            let started = ContinuousClock.now
+            let bytes: [UInt8]?
+            do { bytes = try await connection.receive() } catch {
+                // Quiet between frames is fine (the session pings); quiet inside one is a stall.
+                if case .timedOut(.idle) = error, inFlight { try progress.waited(.now - started, received: 0) }
+                throw .transport(error)
+            }
+            guard let bytes else {
+                if inFlight { throw .truncated }
+                return nil
+            }
+            if inFlight { try progress.waited(.now - started, received: bytes.count) }
+            bytesRead += UInt64(bytes.count)
+            framer.append(bytes)
+        }
+    }
+}

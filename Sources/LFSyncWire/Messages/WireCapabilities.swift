@@ -1,0 +1,24 @@
+/// Optional features a peer announces in Hello. A feature is used only when
+/// both sides announce it; unknown bits are kept and ignored, so a newer peer
+/// can add features without a version bump.
+package struct WireCapabilities: OptionSet, Hashable, Sendable, CustomStringConvertible {
+    package let rawValue: UInt32
+
+    package init(rawValue: UInt32) {
+        self.rawValue = rawValue
+    }
+
+    /// Bit 0: the peer accepts zstd-compressed Chunk payloads.
+    package static let zstd = WireCapabilities(rawValue: 1 << 0)
+
+    /// Everything this build implements.
+    package static let supported: WireCapabilities = [.zstd]
+
+    package var description: String {
+        var names: [String] = []
+        if contains(.zstd) { names.append("zstd") }
+        let unknown = rawValue & ~Self.supported.rawValue
+        if unknown != 0 { names.append("0x" + String(unknown, radix: 16)) }
+        return "[" + names.joined(separator: ", ") + "]"
+    }
+}

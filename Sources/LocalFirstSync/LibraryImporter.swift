@@ -1,0 +1,310 @@
+import Foundation
+import LFSyncContent
+import LFSyncCrypto
+import LFSyncStore
+import LFSyncSystem
+
+/// Places received assets into a library folder — the Linux counterpart of
+/// "save to photo library". Files land at their library-relative paths, an
+/// asset's files (Live Photo pairs, sidecars) together, every placement of
+/// its content at once, never overwriting anything (DESIGN.md §6).
+///
+/// Before asking a peer for a chunk it looks for it locally: in staging
+/// (an interrupted earlier transfer) and, through the chunk index, anywhere
+/// in the library (a renamed or copied file). Every local chunk is re-hashed
+/// before use.
+///
+/// Partials no transfer holds any more are cleaned up when the importer opens
+/// and at every plan (see `StagingPolicy`).
+package final class LibraryImporter: Sendable {
+    package let directory: LibraryDirectory
+    package let staging: StagingArea
+    private let installer: LibraryInstaller
+    private let chunkIndex: ChunkIndex?
+    private let scanCache: ScanCache?
+    /// Nanoseconds since 1970: the staging clean-up's idea of "now".
+    private let now: @Sendable () -> Int64
+
+    /// - Parameter scanCache: the library's scan cache; received files are entered in it,
+    ///   so the next scan of the library (a restarted `serve`) does not hash them again.
+    package convenience init(library: URL, chunkIndex: ChunkIndex? = nil, scanCache: ScanCache? = nil) throws(ReceiveError) {
+        try self.init(library: library, chunkIndex: chunkIndex, scanCache: scanCache, now: LibraryScanner.wallClockNs)
+    }
+
+    /// - Parameter now: the clock the staging clean-up ages partials by (tests move it).
+    init(library: URL, chunkIndex: ChunkIndex?, scanCache: ScanCache?, now: @escaping @Sendable () -> Int64) throws(ReceiveError) {
+        directory = try LibraryDirectory(path: library.path)
+        staging = try StagingArea(library: directory)
+        installer = LibraryInstaller(staging: staging)
+        self.chunkIndex = chunkIndex
+        self.scanCache = scanCache
+        self.now = now
+        // Files finished but not installed when we last stopped go back to being partials;
+        // then what nobody has touched for too long goes.
+        _ = try staging.recoverInterruptedFiles()
+        try staging.removeUnusedPartials(now: now())
+    }
+
+    package var rootPath: String { directory.rootPath }
+
+    /// What an accepted offer needs: which placement files are already in
+    /// place, and for each content not `known` (already on its way in), its
+    /// `IncomingFile` and the chunks that must come from the peer.
+    struct PreparedOffer {
+        var plan = IncomingOffers.Plan()
+        var files: [Hash256: IncomingFile] = [:]
+    }
+
+    /// Plans an offer in three steps, so that a plan that cannot go ahead
+    /// leaves nothing behind:
+    /// 1. look: which placement files are in place, which chunks partials left
+    ///    by earlier transfers already hold (nothing is created);
+    /// 2. the space check, over every copy the offer would add, leaving the
+    ///    policy's reserve free — after the staging clean-up, which never
+    ///    touches the partials this plan has just adopted (its `IncomingFile`s
+    ///    hold them);
+    /// 3. copy the chunks found elsewhere in the library into new partials —
+    ///    removed again if this step fails.
+    func prepare(_ assets: [PlacedAsset], known: Set<Hash256>) throws(ReceiveError) -> PreparedOffer {
+        var prepared = PreparedOffer()
+        var newContents: [(hash: Hash256, manifest: FileManifest)] = []
+        var seen = Set<Hash256>()
+        var bytesToAdd: UInt64 = 0
+        for asset in assets {
+            var rows: [[Bool]] = []
+            for placement in asset.placements {
+                var row: [Bool] = []
+                for file in placement.files {
+                    let here = isInPlace(file.manifest)
+                    row.append(here)
+                    guard !here else { continue }
+                    bytesToAdd += file.manifest.size
+                    let hash = file.manifest.fileHash
+                    if !known.contains(hash), seen.insert(hash).inserted { newContents.append((hash, file.manifest)) }
+                }
+                rows.append(row)
+            }
+            prepared.plan.inPlace[asset.contentID] = rows
+        }
+        for (hash, manifest) in newContents {
+            let file = try IncomingFile.prepare(in: staging, manifest: manifest)
+            prepared.files[hash] = file
+            let present = file.presentChunks.indices.reduce(UInt64(0)) { $0 + UInt64(manifest.chunks[$1].length) }
+            bytesToAdd -= min(bytesToAdd, present)
+        }
+        try staging.makeRoom(for: bytesToAdd, now: now())
+        do {
+            for (hash, manifest) in newContents {
+                guard let file = prepared.files[hash] else { continue }
+                var missing = ChunkBitmap(chunkCount: manifest.chunks.count)
+                for (index, chunk) in manifest.chunks.enumerated() where !file.presentChunks.contains(index) {
+                    if try !copyLocally(chunk, index: index, into: file) { missing.insert(index) }
+                }
+                prepared.plan.missing[hash] = missing
+            }
+        } catch {
+            for file in prepared.files.values { file.discardIfCreated() }
+            throw error
+        }
+        return prepared
+    }
+
+    /// True when the library already holds exactly this file at its path: the scan
+    /// cache knows the path under the same file hash, and the file still shows the
+    /// status it had then. The file hash, not the chunk list, because it is what this
+    /// device verified itself, by hashing the file or every byte it received.
+    private func isInPlace(_ manifest: FileManifest) -> Bool {
+        guard let scanCache, let path = try? LibraryPath.validate(manifest.path),
+              let status = try? FileStatus.of(path: directory.rootPath + "/" + path.string),
+              status.kind == .regular, status.size == manifest.size,
+              let entry = try? scanCache.entry(path: path.relativePath)
+        else { return false }
+        return entry.manifest.fileHash == manifest.fileHash && entry.isUnchanged(status)
+    }
+
+    private func copyLocally(_ chunk: ChunkRef, index: Int, into file: IncomingFile) throws(ReceiveError) -> Bool {
+        guard let chunkIndex, let locations = try? chunkIndex.locations(of: chunk.hash) else { return false }
+        for location in locations where location.length == chunk.length {
+            if try file.copyChunk(at: index, from: .library(location)) { return true }
+        }
+        return false
+    }
+
+    /// Lands every placement of an asset in one step (all or nothing, see
+    /// `LibraryInstaller`): a copy of a staged content for each file that
+    /// shares it with others, the staged file itself for the last one, each
+    /// with its placement's modification time and durable before it is renamed in.
+    /// - Parameter staged: the staged contents the order names.
+    /// - Returns: per placement, per file, what happened — in the order's order.
+    func install(_ order: IncomingOffers.InstallOrder, staged: [Hash256: StagedFile]) throws(ReceiveError) -> [InstalledFile] {
+        try install([(order, staged)])[0].get()
+    }
+
+    /// Lands a group of assets with two durability barriers for all of them,
+    /// where one per file cost a disk flush each (thousands for a folder of
+    /// small files): every copy is made and given its mtime; the file system is
+    /// synced; every asset is renamed into place (each all or nothing); the
+    /// file system is synced again — only then is any of them reported stored.
+    /// Orders run in the given order: one that copies a content comes before
+    /// the one that takes it.
+    ///
+    /// `AssetInstallQueue` runs the same phases pipelined, one barrier serving
+    /// two groups (see `prepareGroup`).
+    /// - Returns: one result per order, in order.
+    func install(_ group: [(order: IncomingOffers.InstallOrder, staged: [Hash256: StagedFile])]) -> [Result<[InstalledFile], ReceiveError>] {
+        let prepared = prepareGroup(group)
+        let landed = land(prepared, after: barrier())
+        return complete(landed, after: barrier())
+    }
+
+    /// Syncs the library's file system: the durability barrier between the
+    /// phases of group installs.
+    func barrier() -> Result<Void, ReceiveError> {
+        Result { () throws(ReceiveError) in try staging.syncFileSystem() }
+    }
+
+    /// A group whose copies are made and given their mtimes, waiting for a
+    /// barrier before it may be renamed in.
+    struct PreparedGroup {
+        fileprivate var orders: [IncomingOffers.InstallOrder]
+        fileprivate var prepared: [Result<PreparedInstall, ReceiveError>]
+    }
+
+    /// A group renamed into place, waiting for a barrier before anyone may
+    /// hear it is stored.
+    struct LandedGroup {
+        fileprivate var results: [Result<[InstalledFile], ReceiveError>]
+        fileprivate var landed: [(order: IncomingOffers.InstallOrder, ready: PreparedInstall)]
+    }
+
+    /// Phase one: copies first (a staged file must still be there for them),
+    /// then the files taken; each gets its placement's mtime, nothing synced.
+    /// The barrier that follows may be the one that also makes the previous
+    /// group's renames durable: that group is complete, this one may land.
+    func prepareGroup(_ group: [(order: IncomingOffers.InstallOrder, staged: [Hash256: StagedFile])]) -> PreparedGroup {
+        PreparedGroup(orders: group.map(\.order), prepared: group.map { prepare($0.order, staged: $0.staged) })
+    }
+
+    /// Phase two, after a barrier: every asset is renamed into place, each all
+    /// or nothing. If the barrier failed, nothing is: the group fails.
+    func land(_ group: PreparedGroup, after barrier: Result<Void, ReceiveError>) -> LandedGroup {
+        var result = LandedGroup(results: [], landed: [])
+        let directories = LibraryInstaller.DirectoryCache()
+        for (order, preparation) in zip(group.orders, group.prepared) {
+            switch (barrier, preparation) {
+            case let (_, .failure(error)), let (.failure(error), _):
+                if case let .success(ready) = preparation { ready.discard() }
+                result.results.append(.failure(error))
+            case var (.success, .success(ready)):
+                do {
+                    let installed = try installer.install(ready.toPlace, syncingDirectories: false, cache: directories)
+                    for (position, outcome) in zip(ready.positions, installed) { ready.slots[position.placement][position.file] = outcome }
+                    result.results.append(.success(ready.slots.flatMap { $0.compactMap { $0 } }))
+                    result.landed.append((order, ready))
+                } catch {
+                    // The installer moved back what it had placed; the staged copies, and the
+                    // contents this asset took, are no use to anyone now.
+                    ready.discard()
+                    result.results.append(.failure(error))
+                }
+            }
+        }
+        return result
+    }
+
+    /// Phase three, after the barrier that made the renames durable: the
+    /// results, and the new files entered in the index.
+    func complete(_ group: LandedGroup, after barrier: Result<Void, ReceiveError>) -> [Result<[InstalledFile], ReceiveError>] {
+        if case let .failure(error) = barrier {
+            return group.results.map { $0.flatMap { _ in .failure(error) } }
+        }
+        recordInIndex(group.landed)
+        return group.results
+    }
+
+    /// One asset made ready to rename into place: its staged files with their paths.
+    fileprivate struct PreparedInstall {
+        var toPlace: [(StagedFile, LibraryPath)] = []
+        var positions: [(placement: Int, file: Int)] = []
+        var slots: [[InstalledFile?]]
+        /// Copies made for it, and contents it took: what to delete if it fails.
+        var owned: [StagedFile] = []
+
+        func discard() {
+            for file in owned { try? file.discard() }
+        }
+    }
+
+    /// Copies first (the staged file must still be there for them), then the
+    /// files taken; each gets its placement's mtime, not yet synced.
+    private func prepare(_ order: IncomingOffers.InstallOrder, staged: [Hash256: StagedFile]) -> Result<PreparedInstall, ReceiveError> {
+        let placements = order.asset.placements
+        var ready = PreparedInstall(slots: placements.map { [InstalledFile?](repeating: nil, count: $0.files.count) })
+        var taken: [(placement: Int, file: Int, staged: StagedFile)] = []
+        do throws(ReceiveError) {
+            for (p, placement) in placements.enumerated() {
+                for (f, file) in placement.files.enumerated() {
+                    let path = try Self.validated(file.manifest.path)
+                    switch order.sources[p][f] {
+                    case .inPlace:
+                        ready.slots[p][f] = .alreadyPresent(path)
+                    case let .copy(hash):
+                        guard let source = staged[hash] else { throw ReceiveError.stagedFileMissing(fileHash: hash) }
+                        let copy = try source.duplicate()
+                        ready.owned.append(copy)
+                        try copy.prepareForInstall(modificationTimeNs: file.manifest.modificationTimeNs, syncing: false)
+                        ready.toPlace.append((copy, path))
+                        ready.positions.append((p, f))
+                    case let .take(hash):
+                        guard let source = staged[hash] else { throw ReceiveError.stagedFileMissing(fileHash: hash) }
+                        ready.owned.append(source)
+                        taken.append((p, f, source))
+                    }
+                }
+            }
+            for (p, f, source) in taken {
+                let file = placements[p].files[f]
+                try source.prepareForInstall(modificationTimeNs: file.manifest.modificationTimeNs, syncing: false)
+                ready.toPlace.append((source, try Self.validated(file.manifest.path)))
+                ready.positions.append((p, f))
+            }
+            return .success(ready)
+        } catch {
+            ready.discard()
+            return .failure(error)
+        }
+    }
+
+    /// Newly landed files become local chunk sources for the next transfer (a rename, a resend).
+    /// A file whose chunk list is only the peer's word is recorded all the same: the chunk
+    /// index is a hint re-verified on every use, and the scan cache row proves (by file hash)
+    /// that the file is in place — but it is marked, so that sending it on checks each chunk.
+    /// Files that were already in place keep their rows (the offer's chunk list must not
+    /// overwrite them). One transaction per store for the whole group.
+    private func recordInIndex(_ landed: [(order: IncomingOffers.InstallOrder, ready: PreparedInstall)]) {
+        guard chunkIndex != nil || scanCache != nil else { return }
+        var records: [IndexedFile] = []
+        for (order, ready) in landed {
+            for ((stagedFile, _), position) in zip(ready.toPlace, ready.positions) {
+                guard let result = ready.slots[position.placement][position.file] else { continue }
+                if case .alreadyPresent = result { continue }
+                let path = result.storedPath
+                let absolute = directory.rootPath + "/" + path.string
+                guard let status = try? FileStatus.of(path: absolute), status.kind == .regular else { continue }
+                var manifest = order.asset.placements[position.placement].files[position.file].manifest
+                manifest.path = path.relativePath
+                manifest.modificationTimeNs = status.modificationTimeNs
+                let identifier = stagedFile.embeddedIdentifier.forFile(atPath: path.string, readingIfUnknown: absolute)
+                // The bytes were verified against the file hash before they were renamed in.
+                records.append(IndexedFile(manifest: manifest, inode: status.inode, contentIdentifier: identifier,
+                                           changeTimeNs: status.changeTimeNs, chunkListVerified: stagedFile.chunkListVerified))
+            }
+        }
+        try? chunkIndex?.recordAll(records)
+        try? scanCache?.storeAll(records)
+    }
+
+    private static func validated(_ path: RelativePath) throws(ReceiveError) -> LibraryPath {
+        do { return try LibraryPath.validate(path) } catch { throw .pathRejected(error) }
+    }
+}

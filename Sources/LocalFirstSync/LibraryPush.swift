@@ -1,0 +1,18 @@
+import LFSyncContent
+
+/// A library being sent while it is scanned (`LocalSync.push(library:)`).
+public struct LibraryPush: Sendable {
+    /// Per-peer progress and outcome, as for any send.
+    public let transfer: OutgoingTransfer
+    /// The scan's outcome once it has finished: skipped files and statistics
+    /// (its assets went out with the push, so `assets` is empty). A scan that
+    /// fails part-way also fails the transfer of what it never reached.
+    public let scan: Task<Result<LibraryScan, LibraryScanner.Failure>, Never>
+    let push: OutgoingPush
+
+    /// Distinct contents the push carried, offered or not: final once `scan` has finished.
+    public var contentCount: Int { push.contentCount }
+
+    /// Those contents, for a ledger that must hear about them (a peer that could not be reached).
+    public var contentIDs: [ContentID] { push.contentIDs }
+}

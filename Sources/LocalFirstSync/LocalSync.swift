@@ -1,0 +1,531 @@
+import Foundation
+import Synchronization
+import LFSyncContent
+import LFSyncCrypto
+import LFSyncDiscovery
+import LFSyncStore
+import LFSyncSystem
+import LFSyncTCP
+import LFSyncTransport
+import LFSyncWire
+
+/// The sync engine: every connected peer, consent, offers, chunk transfer,
+/// receipts and the per-(content, peer) ledger.
+///
+/// One actor owns the set of sessions and the streams handed to the
+/// application; each session consumes its own peer's messages in order. A
+/// broadcast to several peers runs one send task per peer (each with the
+/// channel's backpressure) over one shared reader, so each chunk is read and
+/// verified once however many peers need it.
+public actor LocalSync {
+    public struct Configuration: Sendable {
+        /// The name shown to other devices.
+        public var deviceName: String
+        /// Library that incoming offers land in; nil = this device only sends.
+        public var library: URL?
+        /// Chunk index of that library, so chunks we already have are copied locally.
+        public var libraryChunkIndex: ChunkIndex?
+        /// Scan cache of that library, so received files need no hashing at the next scan.
+        public var libraryScanCache: ScanCache?
+        public var trust: TrustPolicy
+        /// The longest a receiver may take to answer (PROTOCOL.md, "Limits and deadlines"): senders wait a little longer.
+        public static let longestDecisionTimeout: Duration = WireProtocol.consentTimeout
+        /// How long a sender waits for an answer by default: a little longer than any receiver may take to say no.
+        public static let defaultOfferReplyTimeout: Duration = WireProtocol.consentWait
+        /// How long a person has to answer a connection request or an offer before it counts as
+        /// declined; at most `longestDecisionTimeout`, which is what the other side waits for.
+        public var decisionTimeout: Duration {
+            get { storedDecisionTimeout }
+            set { storedDecisionTimeout = min(newValue, WireProtocol.consentTimeout) }
+        }
+        private var storedDecisionTimeout: Duration
+        /// How long the sender waits for a peer's answer to an offer (the peer's person
+        /// included): by default `defaultOfferReplyTimeout`, a little longer than any receiver
+        /// may take to say no.
+        public var offerReplyTimeout: Duration
+        /// Caps on the connections held at once (strangers get tighter ones).
+        public var connectionLimits: ConnectionLimits
+        /// The clock every engine deadline runs on (set-up, consent, offer replies, accept
+        /// back-off): tests inject a manual one and advance it instead of sleeping.
+        public var clock: any Clock<Duration>
+        public var log: @Sendable (String) -> Void
+
+        public init(
+            deviceName: String, library: URL? = nil, libraryChunkIndex: ChunkIndex? = nil, libraryScanCache: ScanCache? = nil,
+            trust: TrustPolicy = TrustPolicy(),
+            decisionTimeout: Duration = Configuration.longestDecisionTimeout, offerReplyTimeout: Duration = Configuration.defaultOfferReplyTimeout,
+            connectionLimits: ConnectionLimits = ConnectionLimits(), clock: any Clock<Duration> = ContinuousClock(),
+            log: @escaping @Sendable (String) -> Void = { _ in }
+        ) {
+            self.deviceName = deviceName
+            self.library = library
+            self.libraryChunkIndex = libraryChunkIndex
+            self.libraryScanCache = libraryScanCache
+            self.trust = trust
+            storedDecisionTimeout = min(decisionTimeout, WireProtocol.consentTimeout)
+            self.offerReplyTimeout = offerReplyTimeout
+            self.connectionLimits = connectionLimits
+            self.clock = clock
+            self.log = log
+        }
+    }
+
+    public let identity: DeviceIdentity
+    public let store: SyncStateStore
+    public nonisolated let serviceType: String
+    public let configuration: Configuration
+    /// The receiving library, readable without hopping onto the actor (sessions open it lazily).
+    private nonisolated let receiveLibrary: (url: URL, chunkIndex: ChunkIndex?, scanCache: ScanCache?)?
+    private let transport: any Transport
+    private let discovery: any Discovery
+    private var sessions: [DeviceID: PeerSession] = [:]
+    /// Who holds which connection slot (see `ConnectionLimits`).
+    private var admission: ConnectionAdmission
+    private var tickets: [ObjectIdentifier: ConnectionAdmission.Ticket] = [:]
+    private var refusalLog = RateLimitedLog(interval: .seconds(10))
+    private var listener: (any Listener)?
+    private var acceptLoop: Task<Void, Never>?
+    private var advertisement: (any AdvertisementHandle)?
+    private let offerIDs = OfferIDSource()
+    private let connectionRequestStream = AsyncStream<ConnectionRequest>.makeStream(bufferingPolicy: .bufferingNewest(64))
+    private let incomingTransferStream = AsyncStream<IncomingTransfer>.makeStream(bufferingPolicy: .bufferingNewest(256))
+    private let preparation = AsyncStream<ScanProgress>.makeStream(bufferingPolicy: .bufferingNewest(1))
+    /// Called when a trusted peer asks us to offer what it lacks.
+    private var pullHandler: (@Sendable (Peer) async -> [Asset])?
+    private var pullLibrary: URL?
+
+    /// - Parameters:
+    ///   - serviceName: the DNS-SD service type this engine advertises and browses when no
+    ///     `discovery` is given (`lfsync`, `_lfsync._tcp`, …; an invalid name falls back to
+    ///     `_lfsync._tcp`). Apps that run side by side with lfsync pick their own.
+    ///   - discovery: how peers are found; nil means DNS-SD through the local avahi-daemon
+    ///     (without a daemon, `nearbyPeers()` reports `.unavailable` and advertising is skipped).
+    public init(
+        serviceName: String = "_lfsync._tcp", identity: DeviceIdentity, store: SyncStateStore,
+        configuration: Configuration, transport: any Transport = TCPTransport(), discovery: (any Discovery)? = nil
+    ) {
+        let type = (try? DiscoveryServiceType(serviceName)) ?? .lfsync
+        serviceType = type.description
+        self.identity = identity
+        self.store = store
+        self.configuration = configuration
+        receiveLibrary = configuration.library.map { ($0, configuration.libraryChunkIndex, configuration.libraryScanCache) }
+        admission = ConnectionAdmission(limits: configuration.connectionLimits)
+        self.transport = transport
+        // Made on first use: an engine that never browses or advertises never touches avahi.
+        let localDeviceID = identity.deviceID.description
+        self.discovery = discovery ?? LazyDiscovery { DNSSDDiscovery(configuration: .init(serviceType: type, localDeviceID: localDeviceID)) }
+    }
+
+    // MARK: - Discovery and connections
+
+    /// Devices appearing and disappearing nearby: DNS-SD under `serviceType` (or the
+    /// discovery given at init, e.g. with configured static peers merged in).
+    public nonisolated func nearbyPeers() -> AsyncStream<DiscoveryEvent> {
+        discovery.events()
+    }
+
+    /// Dials a peer that discovery reported, pinning the Device ID it advertised: the
+    /// handshake must prove that key, or the connection is dropped before we identify
+    /// ourselves. Tries each resolved address, then the host name.
+    @discardableResult
+    public func connect(to discovered: DiscoveredPeer, timeout: Duration = .seconds(10)) async throws(SyncError) -> Peer {
+        guard let text = discovered.deviceID, let expected = try? DeviceID(parsing: text) else {
+            throw .connectionFailed("\(discovered.instanceName) advertises no valid Device ID; connect(to:expecting:) with one you trust")
+        }
+        var failure = SyncError.connectionFailed("\(discovered.instanceName) has no address")
+        for host in discovered.addresses + [discovered.host] where !host.isEmpty {
+            do {
+                return try await connect(to: PeerAddress(host: host, port: discovered.port), expecting: expected, timeout: timeout)
+            } catch {
+                // A decline or a wrong key is the device's answer: other addresses would give the same.
+                guard case .connectionFailed = error else { throw error }
+                failure = error
+            }
+        }
+        throw failure
+    }
+
+    /// Requests from devices that want to connect and are not trusted to do so unasked.
+    ///
+    /// One stream per engine, for one consumer: every call returns the same stream, and
+    /// each request goes to whichever loop takes it first. It keeps the newest 64 unread
+    /// requests (an unanswered one is declined when its timeout runs out, read or not) and
+    /// finishes when the engine stops.
+    public nonisolated func connectionRequests() -> AsyncStream<ConnectionRequest> { connectionRequestStream.stream }
+
+    /// Offers from connected peers, one consumer as for `connectionRequests()`; the
+    /// newest 256 unread are kept, and the stream finishes when the engine stops.
+    public nonisolated func incomingTransfers() -> AsyncStream<IncomingTransfer> { incomingTransferStream.stream }
+
+    /// Scanning and hashing progress of `send(library:…)`, before any byte moves.
+    public nonisolated var preparationProgress: AsyncStream<ScanProgress> { preparation.stream }
+
+    public var connectedPeers: [Peer] { sessions.values.map(\.peer).sorted { $0.name < $1.name } }
+
+    /// Starts accepting connections (and advertising, when discovery is configured).
+    /// - Returns: the address actually bound (port 0 picks a free one).
+    @discardableResult
+    public func start(listeningOn address: PeerAddress, advertise: Bool = true) async throws(SyncError) -> PeerAddress {
+        let listener: any Listener
+        do { listener = try await transport.listen(on: address) } catch { throw .connectionFailed("cannot listen on \(address): \(error)") }
+        self.listener = listener
+        let clock = configuration.clock
+        acceptLoop = Task { [weak self] in
+            // A failed accept (out of descriptors, a connection aborted, no buffers) is about that
+            // moment, not the listener: back off and go on, so one flood cannot stop `serve` for good.
+            var backoff = AcceptBackoff()
+            while !Task.isCancelled {
+                do throws(TransportError) {
+                    let connection = try await listener.accept()
+                    backoff.succeeded()
+                    await self?.admit(connection)
+                } catch {
+                    if error == .closed || error == .cancelled || Task.isCancelled { return }
+                    let delay = backoff.failed()
+                    await self?.noteAcceptFailure(error, retryingIn: delay)
+                    try? await clock.sleep(for: delay)
+                }
+            }
+        }
+        if advertise {
+            do {
+                advertisement = try await discovery.advertise(ServiceAdvertisement(
+                    instanceName: configuration.deviceName, port: listener.localAddress.port,
+                    deviceID: identity.deviceID.description, protocolVersion: WireProtocol.version))
+            } catch {
+                configuration.log("not advertising on the local network: \(error)")
+            }
+        }
+        return listener.localAddress
+    }
+
+    /// Dials a peer. With `expecting`, the handshake must prove that Device ID
+    /// (a discovered or pinned peer), or the connection is dropped.
+    @discardableResult
+    public func connect(to address: PeerAddress, expecting expected: DeviceID? = nil, timeout: Duration = .seconds(10)) async throws(SyncError) -> Peer {
+        let connection: any Connection
+        do { connection = try await transport.connect(to: address, timeout: timeout) } catch {
+            throw .connectionFailed("\(address): \(error)")
+        }
+        let channel: SecureChannel
+        do { channel = try await SecureChannel.initiate(over: connection, identity: identity, expectedPeer: expected) } catch {
+            throw .connectionFailed("\(address): \(error)")
+        }
+        do {
+            let peer = try await ConnectionSetUp.initiate(on: channel, hello: hello(), address: address)
+            await register(PeerSession(peer: peer, channel: channel, context: context()))
+            configuration.log("connected to \(peer) at \(address)")
+            return peer
+        } catch let error as SyncError {
+            await channel.close()
+            throw error
+        } catch {
+            await channel.close()
+            throw .connectionFailed("\(address): \(error)")
+        }
+    }
+
+    public func disconnect(_ peer: Peer) async {
+        await sessions[peer.deviceID]?.close(reason: "disconnected")
+    }
+
+    /// Stops listening, withdraws the advertisement and closes every connection.
+    /// `connectionRequests()` and `incomingTransfers()` end here, so a loop over
+    /// them finishes with the engine; a stopped engine is not started again.
+    public func stop() async {
+        acceptLoop?.cancel()
+        await listener?.close()
+        await advertisement?.cancel()
+        for session in sessions.values { await session.close(reason: "shutting down") }
+        sessions.removeAll()
+        connectionRequestStream.continuation.finish()
+        incomingTransferStream.continuation.finish()
+    }
+
+    /// Lets peers the trust policy allows to pull (`TrustPolicy.Entry.mayPull`) ask us
+    /// (with a Pull) to offer what they lack.
+    public func servePulls(from library: URL, assets: @escaping @Sendable (Peer) async -> [Asset]) {
+        pullLibrary = library
+        pullHandler = assets
+    }
+
+    /// A new connection takes a slot, or is closed at once when the caps are reached.
+    private func admit(_ connection: any Connection) {
+        let address = connection.remoteAddress?.host ?? "an unknown address"
+        switch admission.admit(from: address) {
+        case let .refused(reason):
+            if let line = refusalLog.note("refused a connection from \(address): \(reason)") { configuration.log(line) }
+            Task { await connection.close() }
+        case let .admitted(ticket):
+            Task {
+                let session = await self.handshakeIncoming(connection, ticket: ticket)
+                if session == nil { self.release(ticket) }
+            }
+        }
+    }
+
+    private func release(_ ticket: ConnectionAdmission.Ticket) {
+        admission.release(ticket)
+    }
+
+    private func noteAcceptFailure(_ error: TransportError, retryingIn delay: Duration) {
+        let milliseconds = delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000
+        if let line = refusalLog.note("accepting a connection failed (\(error)); accepting again in \(milliseconds) ms") {
+            configuration.log(line)
+        }
+    }
+
+    /// The responder's set-up: handshake, Hellos, consent. Until the decision the
+    /// connection is a stranger's: it must finish its part within
+    /// `WireProtocol.setUpTimeout` of the accept, and may send only small frames.
+    /// - Returns: the registered session, or nil when the connection went no further.
+    private func handshakeIncoming(_ connection: any Connection, ticket: ConnectionAdmission.Ticket) async -> PeerSession? {
+        // Closing is what ends any wait on the connection; the handshake has its own deadline too.
+        let clock = configuration.clock
+        let watchdog = Deadline.after(WireProtocol.setUpTimeout, on: clock) { await connection.close() }
+        defer { watchdog.cancel() }
+        let channel: SecureChannel
+        do { channel = try await SecureChannel.accept(over: connection, identity: identity, timeout: WireProtocol.setUpTimeout, clock: clock) } catch {
+            configuration.log("incoming connection from \(connection.remoteAddress.map { "\($0.host)" } ?? "?") failed: \(error)")
+            return nil
+        }
+        await channel.limitIncomingFrames(to: WireProtocol.setUpFrameLimit)
+        do {
+            let theirs = try await ConnectionSetUp.receiveHello(on: channel)
+            watchdog.cancel()
+            try await ConnectionSetUp.answer(theirs, with: hello(), on: channel)
+            let peer = Peer(deviceID: channel.remoteDeviceID, name: theirs.deviceName, address: connection.remoteAddress)
+            let accepted: Bool
+            if configuration.trust.acceptsConnection(from: peer.deviceID) {
+                accepted = true
+            } else {
+                let decision = OneShotDecision()
+                connectionRequestStream.continuation.yield(ConnectionRequest(peer: peer, decision: decision))
+                accepted = await decision.wait(timeout: configuration.decisionTimeout, clock: clock)
+            }
+            try await ConnectionSetUp.decide(accepted, on: channel, declinedBy: configuration.deviceName)
+            guard accepted else {
+                configuration.log("declined connection from \(peer)")
+                await channel.close()
+                return nil
+            }
+            admission.authenticated(ticket)
+            let session = PeerSession(peer: peer, channel: channel, context: context())
+            tickets[ObjectIdentifier(session)] = ticket
+            await register(session)
+            configuration.log("accepted connection from \(peer)")
+            return session
+        } catch {
+            configuration.log("incoming connection failed: \(error)")
+            await channel.close()
+            return nil
+        }
+    }
+
+    /// The newest connection from a peer replaces the one before. Closing the old one can
+    /// take a while (it lets queued installs finish), and another connection from the same
+    /// peer may register meanwhile: whichever is in the table after the wait is replaced.
+    private func register(_ session: PeerSession) async {
+        let id = session.peer.deviceID
+        while let previous = sessions[id], previous !== session {
+            sessions[id] = session
+            await previous.close(reason: "replaced by a new connection")
+            guard sessions[id] === session else {
+                // A newer connection replaced this one while we waited.
+                await session.close(reason: "replaced by a new connection")
+                unregister(session)
+                return
+            }
+        }
+        sessions[id] = session
+        await session.start { [weak self] closed in await self?.unregister(closed) }
+    }
+
+    private func unregister(_ session: PeerSession) {
+        if sessions[session.peer.deviceID] === session { sessions[session.peer.deviceID] = nil }
+        if let ticket = tickets.removeValue(forKey: ObjectIdentifier(session)) { admission.release(ticket) }
+    }
+
+    private func hello() -> WireMessage.Hello {
+        ConnectionSetUp.hello(deviceName: configuration.deviceName)
+    }
+
+    private func context() -> SessionContext {
+        let store = store
+        return SessionContext(
+            trust: configuration.trust, decisionTimeout: configuration.decisionTimeout, clock: configuration.clock,
+            importerProvider: { [weak self] () throws(SyncError) -> LibraryImporter in
+                guard let self else { throw .cancelled }
+                return try self.importerForReceiving()
+            },
+            announceTransfer: { [incomingTransferStream] in incomingTransferStream.continuation.yield($0) },
+            onReceived: { contents, peer in
+                try? store.recordSynced(contents, peer: peer.ledgerKey)
+            },
+            onPull: { [weak self] peer throws(SyncError) in
+                guard let self else { return }
+                try await self.answerPull(from: peer)
+            },
+            logger: configuration.log)
+    }
+
+    private let importerLock = Mutex<LibraryImporter?>(nil)
+
+    /// The importer is opened lazily (and once) so a send-only device never touches a library.
+    nonisolated private func importerForReceiving() throws(SyncError) -> LibraryImporter {
+        guard let library = receiveLibrary else { throw .noLibrary }
+        return try importerLock.withLock { (cached: inout LibraryImporter?) throws(SyncError) -> LibraryImporter in
+            if let cached { return cached }
+            do {
+                let importer = try LibraryImporter(library: library.url, chunkIndex: library.chunkIndex, scanCache: library.scanCache)
+                cached = importer
+                return importer
+            } catch {
+                throw .protocolViolation("cannot open library: \(error)")
+            }
+        }
+    }
+
+    // MARK: - Sending
+
+    /// Offers `assets` (scanned from `library`) to the destination peers and
+    /// sends each peer only the chunks it lacks. Returns at once; follow the
+    /// transfer for per-peer progress and outcome.
+    /// - Parameter settledStatus: the scan's `settledStatus`: chunks of a file that
+    ///   still shows exactly that status are sent without being hashed again.
+    ///   Without it every chunk read is checked against its hash.
+    public func send(
+        _ assets: [Asset], from library: URL, settledStatus: SettledFiles = SettledFiles(),
+        to destination: TransferDestination = .allConnectedPeers
+    ) -> OutgoingTransfer {
+        start(OutgoingPush(assets: assets, settled: settledStatus, offerIDs: offerIDs), from: library, to: destination)
+    }
+
+    /// Offers one asset (see `send(_:from:settledStatus:to:)`).
+    public func send(_ asset: Asset, from library: URL, to destination: TransferDestination = .allConnectedPeers) -> OutgoingTransfer {
+        send([asset], from: library, to: destination)
+    }
+
+    /// Scans `library` and sends it as it is scanned: each run of folders is
+    /// offered as soon as it is hashed, while the next is read (hashing still
+    /// happens once, however many peers). Returns once the library's folders
+    /// have been walked — a library that cannot be read throws here — with
+    /// the transfer and the scan still under way.
+    /// - Parameters:
+    ///   - cache: the library's scan cache: unchanged files are not hashed again.
+    ///   - chunkIndex: fed with the chunks of newly hashed files.
+    ///   - segmentFiles: about how many files (whole folders) are hashed before they are offered.
+    public func push(
+        library: URL, cache: ScanCache? = nil, chunkIndex: ChunkIndex? = nil,
+        to destination: TransferDestination = .allConnectedPeers, segmentFiles: Int = 1024
+    ) async throws(LibraryScanner.Failure) -> LibraryPush {
+        let push = OutgoingPush(offerIDs: offerIDs)
+        let scanner = LibraryScanner(root: library, cache: cache, chunkIndex: chunkIndex)
+        let continuation = preparation.continuation
+        let (walked, walkedSignal) = AsyncStream<Void>.makeStream()
+        let scan = Task { () -> Result<LibraryScan, LibraryScanner.Failure> in
+            defer { walkedSignal.finish() }
+            do throws(LibraryScanner.Failure) {
+                let scan = try await scanner.scan(
+                    segmentFiles: segmentFiles,
+                    walked: { files, bytes in
+                        push.setTotals(files: UInt64(files), bytes: bytes)
+                        walkedSignal.yield()
+                    },
+                    segment: { push.append($0) },
+                    progress: { continuation.yield($0) })
+                push.finish()
+                return .success(scan)
+            } catch {
+                push.finish(failure: error.description)
+                return .failure(error)
+            }
+        }
+        var didWalk = false
+        for await _ in walked {
+            didWalk = true
+            break
+        }
+        if !didWalk, case let .failure(error) = await scan.value { throw error }
+        return LibraryPush(transfer: start(push, from: library, to: destination), scan: scan, push: push)
+    }
+
+    /// Scans `library` (reporting `preparationProgress`) while it sends it (see `push(library:)`).
+    public func send(library: URL, cache: ScanCache? = nil, to destination: TransferDestination = .allConnectedPeers) async throws -> OutgoingTransfer {
+        try await push(library: library, cache: cache, to: destination).transfer
+    }
+
+    /// Starts one send job per destination peer over one shared reader.
+    private func start(_ push: OutgoingPush, from library: URL, to destination: TransferDestination) -> OutgoingTransfer {
+        // Each peer once, however often it was named.
+        var targets: [PeerSession] = []
+        var missing: [Peer] = []
+        var named = Set<DeviceID>()
+        switch destination {
+        case .allConnectedPeers:
+            targets = sessions.values.sorted { $0.peer.deviceID.description < $1.peer.deviceID.description }
+        case let .peers(peers):
+            for peer in peers where named.insert(peer.deviceID).inserted {
+                if let session = sessions[peer.deviceID] { targets.append(session) } else { missing.append(peer) }
+            }
+        }
+        let transfer = OutgoingTransfer(peerCount: targets.count + missing.count)
+        for peer in missing {
+            let consumer = push.addConsumer()
+            Task {
+                // What the push will hold is known once it is fed whole.
+                var index = 0
+                var failures: [ContentID: AssetFailure] = [:]
+                while await push.ready(index) {
+                    for asset in push.batch(index)?.assets ?? [] { failures[asset.contentID] = .notConnected }
+                    index += 1
+                    push.advance(consumer, to: index)
+                }
+                push.advance(consumer, to: .max)
+                let summary = PeerTransferSummary(peer: peer, state: .failed(reason: "not connected"), assetsStored: 0,
+                                                  assetsFailed: push.contentCount, chunkBytesSent: 0, failures: failures)
+                transfer.publish(TransferUpdate(peer: peer, progress: TransferProgress(assetsTotal: push.contentCount), state: summary.state))
+                transfer.finish(summary)
+            }
+        }
+        // Every chunk is read (and, unless settled, hashed) once for all peers: demand is
+        // registered per batch for every peer still sending, and each peer drops what it doesn't need.
+        let reader = BroadcastChunkReader(rootPath: library.standardizedFileURL.path, peerCount: targets.count)
+        transfer.chunkReader = reader
+        let consumers = targets.map { _ in push.addConsumer() }
+        let store = store
+        let timeout = configuration.offerReplyTimeout, clock = configuration.clock
+        Task {
+            await withTaskGroup(of: Void.self) { group in
+                for (session, consumer) in zip(targets, consumers) {
+                    group.addTask {
+                        await PeerSendJob(
+                            session: session, push: push, consumer: consumer, reader: reader, store: store,
+                            transfer: transfer, replyTimeout: timeout, clock: clock
+                        ).run()
+                    }
+                }
+            }
+        }
+        return transfer
+    }
+
+    /// Asks a trusted peer to offer us what it has that we lack.
+    public func pull(from peer: Peer) async throws(SyncError) {
+        guard let session = sessions[peer.deviceID] else { throw .notConnected(peer.deviceID) }
+        try await session.send([.pull(.init(requestID: UInt64.random(in: 1...UInt64.max)))])
+    }
+
+    private func answerPull(from peer: Peer) async throws(SyncError) {
+        // A permission of its own: accepting a peer's offers unasked does not let it take
+        // the library (which holds what every other device sent here).
+        guard configuration.trust.mayPull(peer.deviceID) else {
+            throw .declined(reason: "\(peer) is not allowed to pull from this device")
+        }
+        guard let handler = pullHandler, let library = pullLibrary else { throw .declined(reason: "this device does not serve pulls") }
+        let assets = await handler(peer)
+        let notSynced = Set((try? store.contentIDs(notSyncedWith: peer.ledgerKey, from: assets.map(\.contentID))) ?? assets.map(\.contentID))
+        _ = send(assets.filter { notSynced.contains($0.contentID) }, from: library, to: .peers([peer]))
+    }
+}

@@ -1,0 +1,690 @@
+import LFSyncContent
+import LFSyncCrypto
+import LFSyncStore
+import LFSyncWire
+
+/// The receiving half of one connection, as bookkeeping only: pushes and
+/// their consent, offers and the placements of their assets, and the file
+/// contents on their way in.
+///
+/// It does no I/O and owns no file: every event returns the `Action`s that
+/// follow from it, in order, and the session carries them out and reports
+/// back (`planned`, `chunkWritten`, `verified`, `installed`). So every rule
+/// below can be tested without a socket or a disk, the way swift-nio tests
+/// its decoders.
+///
+/// **The receiver's steps, one name each:** *plan* (check names and room,
+/// find what is already here, say which chunks to send), *receive* (write
+/// each chunk into staging), *verify* (check the whole file against its hash
+/// and stage it), *install* (land the asset's placements in the library,
+/// durably) and *receipt* (tell the sender, one per accepted asset).
+///
+/// **One content, one transfer.** A file content (a file hash) is received
+/// once per connection however many placements need it: several copies of
+/// an asset, an `.AAE` preset shared by a hundred photos, a copy in a later
+/// offer of the same push. The first offer that needs it asks for its chunks
+/// under one (asset, file) of its own — the *carrier* — and every placement
+/// file that needs it waits for it; the last of them takes the verified file,
+/// the others get copies of it.
+///
+/// **Consent once per push.** The first offer of a push is announced and
+/// waits for its person (or trust policy); the answer covers every later
+/// offer of the push.
+struct IncomingOffers {
+    enum Action {
+        /// A new push: ask about it (or let the trust policy answer), then call `decided`.
+        case announce(pushID: UInt64, header: WireMessage.PushHeader, firstAssets: [PlacedAsset])
+        /// Work out what the offer needs (I/O), then call `planned`.
+        case plan(offerID: UInt64, assets: [PlacedAsset], known: Set<Hash256>)
+        case send([WireMessage])
+        /// Every chunk of this content is in: verify and stage it, then call `verified`.
+        case verify(Hash256)
+        /// Every content of an asset is staged: land all its placements, then call `installed`.
+        case install(InstallOrder)
+        /// Nobody needs this content any more: drop its staged file or partial handle.
+        case discard(Hash256)
+        case progress(pushID: UInt64, TransferProgress)
+        case outcome(pushID: UInt64, contentID: ContentID, ReceiveSessionHandle.Outcome)
+        /// Stored assets, for the receiver's own ledger (received from this peer).
+        case recordReceived([(content: ContentID, bytes: UInt64)])
+        case pushEnded(pushID: UInt64)
+        case log(String)
+    }
+
+    /// How to land one asset: per placement, per file, where its bytes come from.
+    struct InstallOrder: Sendable {
+        enum Source: Hashable, Sendable {
+            /// The library already holds exactly this file at this path.
+            case inPlace
+            /// A copy of the staged content (others still need it).
+            case copy(Hash256)
+            /// The staged content itself (the last to need it).
+            case take(Hash256)
+        }
+
+        let offerID: UInt64
+        let asset: PlacedAsset
+        /// `sources[placement][file]`, in the asset's canonical file order.
+        let sources: [[Source]]
+    }
+
+    /// What the importer found out about an offer.
+    struct Plan {
+        /// Per asset: `inPlace[placement][file]`.
+        var inPlace: [ContentID: [[Bool]]] = [:]
+        /// Contents this offer brings in that were not `known`: the chunks still
+        /// missing after whatever was found locally (empty: complete already).
+        var missing: [Hash256: ChunkBitmap] = [:]
+    }
+
+    // MARK: - State
+
+    private enum Consent {
+        case pending
+        case accepted
+        case declined(String)
+        case refused(String)
+    }
+
+    private struct Push {
+        var consent: Consent = .pending
+        /// Offers waiting for the consent, in order of arrival.
+        var waiting: [UInt64] = []
+        var lastSeen = false
+        /// Offers not yet fully answered (reply and every receipt).
+        var liveOffers = 0
+        var progress = TransferProgress()
+
+        var isUndecided: Bool { if case .pending = consent { true } else { false } }
+    }
+
+    private struct AssetKey: Hashable {
+        let offerID: UInt64
+        let contentID: ContentID
+    }
+
+    /// An asset with no receipt yet.
+    private struct PendingAsset {
+        /// `needs[placement][file]`: the content hash it waits for, nil where already in place.
+        var needs: [[Hash256?]]
+        /// Contents not yet staged.
+        var waitingFor: Set<Hash256>
+        var installing = false
+        /// Contents this asset's install takes (renames into the library).
+        var taking: [Hash256] = []
+    }
+
+    private struct Offer {
+        let pushID: UInt64
+        let assets: [PlacedAsset]
+        var byID: [ContentID: Int] = [:]
+        var planned = false
+        /// Chunks still owed per carrier (asset, file index).
+        var owed: [ContentID: [Int: ChunkBitmap]] = [:]
+        var pending: [ContentID: PendingAsset] = [:]
+        var hadFailures = false
+    }
+
+    private enum ContentState { case receiving, verifying, staged }
+
+    private struct Content {
+        let carrier: AssetKey
+        let carrierFile: Int
+        var missing: Int
+        var state: ContentState
+        /// Placement files still to be served a copy (or the file itself).
+        var consumers: Int
+        var waiters: Set<AssetKey>
+    }
+
+    private var pushes: [UInt64: Push] = [:]
+    private var offers: [UInt64: Offer] = [:]
+    private var seenOfferIDs = Set<UInt64>()
+    /// Offers that ended with failed assets: chunks the sender had already sent for them are dropped.
+    private var closedOffers = Set<UInt64>()
+    private var contents: [Hash256: Content] = [:]
+    /// Contents taken by installs still landing, with how many: gone from
+    /// `contents`, not yet in the library's chunk index. An offer needing one
+    /// is planned once they have landed — then its chunks are copied locally
+    /// instead of crossing the wire a second time.
+    private var landing: [Hash256: Int] = [:]
+    /// Offers accepted and waiting for their plan, one plan at a time.
+    private var planQueue: [UInt64] = []
+    private var planning: UInt64?
+    /// Offers cancelled by the sender before their plan was made, with the reason.
+    private var cancelledBeforePlan: [UInt64: String] = [:]
+
+    // MARK: - Bounds (PROTOCOL.md, "Limits and deadlines")
+
+    /// Pushes whose consent is still being decided: each one is a question to a person.
+    static let maxUndecidedPushes = 4
+    /// Offers sent and not yet answered with an OfferReply.
+    static let maxUnansweredOffers = 16
+    /// Offers answered whose Receipts are not all sent yet.
+    static let maxLiveOffers = 1024
+    /// Pushes begun and not ended by their last offer: each is a table entry until then.
+    static let maxOpenPushes = 64
+
+    var isIdle: Bool { pushes.isEmpty && offers.isEmpty }
+
+    /// Offers waiting for consent or for their plan: none has had its OfferReply.
+    private var unansweredOffers: Int {
+        pushes.values.reduce(0) { $0 + $1.waiting.count } + planQueue.count + (planning == nil ? 0 : 1)
+    }
+
+    // MARK: - Offers and consent
+
+    mutating func received(_ offer: WireMessage.Offer) throws(SyncError) -> [Action] {
+        guard seenOfferIDs.insert(offer.offerID).inserted else {
+            throw .protocolViolation("offer \(offer.offerID) sent twice")
+        }
+        let pushID = offer.push.pushID
+        let startsPush = pushID == offer.offerID
+        guard offers.count < Self.maxLiveOffers else {
+            throw .protocolViolation("more than \(Self.maxLiveOffers) offers open on this connection")
+        }
+        guard unansweredOffers < Self.maxUnansweredOffers else {
+            throw .protocolViolation("more than \(Self.maxUnansweredOffers) offers sent without waiting for their replies")
+        }
+        if startsPush {
+            guard pushes[pushID] == nil else { throw .protocolViolation("push \(pushID) started twice") }
+            guard pushes.count < Self.maxOpenPushes else {
+                throw .protocolViolation("more than \(Self.maxOpenPushes) pushes open on this connection")
+            }
+            pushes[pushID] = Push()
+        } else {
+            guard let push = pushes[pushID], !push.lastSeen else {
+                throw .protocolViolation("offer \(offer.offerID) continues push \(pushID), which is not open")
+            }
+        }
+        if offer.push.isLast { pushes[pushID]?.lastSeen = true }
+        pushes[pushID]?.liveOffers += 1
+        var entry = Offer(pushID: pushID, assets: offer.assets)
+        for (index, asset) in offer.assets.enumerated() { entry.byID[asset.contentID] = index }
+        offers[offer.offerID] = entry
+
+        // Hostile names are refused before anyone is asked.
+        if let rejection = Self.rejection(of: offer.assets) {
+            if startsPush { pushes[pushID]?.consent = .refused(rejection) }
+            return [.log("refused offer \(offer.offerID): \(rejection)")] + answer(offer.offerID, .refused, reason: rejection)
+        }
+        guard let push = pushes[pushID] else { return [] }
+        switch push.consent {
+        case .pending where startsPush && offer.assets.isEmpty && offer.push.isLast:
+            // A push of nothing (the answer to a Pull when nothing is missing): nothing to consent to.
+            pushes[pushID]?.consent = .accepted
+            return [.announce(pushID: pushID, header: offer.push, firstAssets: [])] + answer(offer.offerID, .accepted, reason: nil)
+        case .pending:
+            // Every undecided push is a question on someone's screen: a peer may not queue up more.
+            if pushes.values.filter(\.isUndecided).count > Self.maxUndecidedPushes {
+                let reason = "\(Self.maxUndecidedPushes) pushes from this device are already waiting for an answer"
+                pushes[pushID]?.consent = .refused(reason)
+                return answer(offer.offerID, .refused, reason: reason)
+            }
+            pushes[pushID]?.waiting.append(offer.offerID)
+            return startsPush ? [.announce(pushID: pushID, header: offer.push, firstAssets: offer.assets)] : []
+        case .accepted:
+            planQueue.append(offer.offerID)
+            return nextPlan()
+        case let .declined(reason):
+            return answer(offer.offerID, .declined, reason: reason)
+        case let .refused(reason):
+            return answer(offer.offerID, .refused, reason: reason)
+        }
+    }
+
+    /// Why an offer must be refused before anyone is asked (a hostile name), or nil.
+    static func rejection(of assets: [PlacedAsset]) -> String? {
+        for asset in assets {
+            for placement in asset.placements {
+                for file in placement.files {
+                    do { _ = try LibraryPath.validate(file.manifest.path) } catch { return error.description }
+                }
+            }
+        }
+        return nil
+    }
+
+    /// The push's person (or trust policy, or the clock) has answered.
+    mutating func decided(pushID: UInt64, accepted: Bool, reason: String = "declined") -> [Action] {
+        guard var push = pushes[pushID], case .pending = push.consent else { return [] }
+        let waiting = push.waiting
+        push.waiting = []
+        push.consent = accepted ? .accepted : .declined(reason)
+        pushes[pushID] = push
+        guard accepted else {
+            return waiting.flatMap { answer($0, .declined, reason: reason) }
+        }
+        planQueue += waiting
+        return nextPlan()
+    }
+
+    private mutating func nextPlan() -> [Action] {
+        guard planning == nil, let offerID = planQueue.first else { return [] }
+        guard let offer = offers[offerID] else {
+            planQueue.removeFirst()
+            return nextPlan()
+        }
+        if !landing.isEmpty, offer.assets.contains(where: { $0.files.contains { landing[$0.manifest.fileHash] != nil } }) {
+            return []  // planned when those installs are done (`installed`)
+        }
+        planQueue.removeFirst()
+        planning = offerID
+        let known = Set(contents.keys)
+        return [.plan(offerID: offerID, assets: offer.assets, known: known)]
+    }
+
+    /// Answers an offer that will not be planned (declined, refused) and forgets it.
+    private mutating func answer(_ offerID: UInt64, _ decision: WireMessage.OfferReply.Decision, reason: String?) -> [Action] {
+        var actions: [Action] = [.send([.offerReply(.init(offerID: offerID, decision: decision, reason: reason.map { WireText.fitted($0, maxBytes: WireMessage.OfferReply.maxReasonBytes) }))])]
+        if decision != .accepted || offers[offerID]?.assets.isEmpty == true {
+            actions += retire(offerID)
+        }
+        return actions
+    }
+
+    // MARK: - Planning
+
+    /// The importer's findings for the offer being planned, or why it cannot take it.
+    mutating func planned(offerID: UInt64, _ result: Result<Plan, ReceiveError>) -> [Action] {
+        guard planning == offerID else { return [] }
+        planning = nil
+        guard let assets = offers[offerID]?.assets else { return nextPlan() }
+        let plan: Plan
+        switch result {
+        case let .failure(error):
+            return [.log("refused offer \(offerID): \(error)")] + answer(offerID, .refused, reason: error.description) + nextPlan()
+        case let .success(found):
+            plan = found
+        }
+        // The importer is asked about every content not known here; a gap would be our own bug.
+        for asset in assets {
+            let inPlace = plan.inPlace[asset.contentID]
+            for (placementIndex, placement) in asset.placements.enumerated() {
+                for (fileIndex, file) in placement.files.enumerated()
+                where inPlace?[safe: placementIndex]?[safe: fileIndex] != true
+                    && contents[file.manifest.fileHash] == nil && plan.missing[file.manifest.fileHash] == nil {
+                    let reason = "internal error: \(file.manifest.fileHash.shortHex) was not planned"
+                    return [.log("refused offer \(offerID): \(reason)")] + answer(offerID, .refused, reason: reason) + nextPlan()
+                }
+            }
+        }
+        var (actions, newlyComplete) = accept(offerID, plan)
+        guard let pushID = offers[offerID]?.pushID else { return actions + nextPlan() }
+
+        // Assets with nothing to wait for land (or are confirmed) at once; receipts of those
+        // already in place leave together, as one message batch and one ledger commit.
+        var receipts: [WireMessage] = []
+        var received: [(content: ContentID, bytes: UInt64)] = []
+        let ready = immediatelyReady(offerID)
+        for asset in ready.inPlace {
+            actions.append(.outcome(pushID: pushID, contentID: asset.contentID, .alreadyPresent(Self.alreadyPresent(asset))))
+            receipts.append(.receipt(.init(offerID: offerID, contentID: asset.contentID, outcome: .stored)))
+            received.append((asset.contentID, asset.contentSize))
+            actions += resolve(AssetKey(offerID: offerID, contentID: asset.contentID), failed: false, sendingReceipt: false)
+        }
+        for contentID in ready.installable {
+            actions += install(AssetKey(offerID: offerID, contentID: contentID))
+        }
+        if !received.isEmpty { actions.insert(.recordReceived(received), at: min(actions.count, 1)) }
+        if !receipts.isEmpty { actions.insert(.send(receipts), at: min(actions.count, 1)) }
+        newlyComplete.removeAll { contents[$0] == nil }
+        actions += newlyComplete.map { .verify($0) }
+        // A Cancel that came while this offer waited for its plan applies now: every accepted
+        // asset still owes its one Receipt, a failed one where data will never come.
+        if let reason = cancelledBeforePlan.removeValue(forKey: offerID) { actions += cancelled(offerID: offerID, reason: reason) }
+        return actions + nextPlan()
+    }
+
+    /// Records what each asset of the accepted offer waits for and which chunks
+    /// it is owed; the reply asking for them is the first action.
+    /// - Returns: the reply and progress, and the contents complete without a transfer.
+    private mutating func accept(_ offerID: UInt64, _ plan: Plan) -> (actions: [Action], newlyComplete: [Hash256]) {
+        guard var offer = offers.removeValue(forKey: offerID) else { return ([], []) }
+        var newlyComplete: [Hash256] = []
+        var neededBytes: UInt64 = 0
+        for asset in offer.assets {
+            let key = AssetKey(offerID: offerID, contentID: asset.contentID)
+            let inPlace = plan.inPlace[asset.contentID]
+            var pending = PendingAsset(needs: [], waitingFor: [])
+            for (placementIndex, placement) in asset.placements.enumerated() {
+                var needs: [Hash256?] = []
+                for (fileIndex, file) in placement.files.enumerated() {
+                    if inPlace?[safe: placementIndex]?[safe: fileIndex] == true {
+                        needs.append(nil)
+                        continue
+                    }
+                    let hash = file.manifest.fileHash
+                    needs.append(hash)
+                    if contents[hash] == nil, let missing = plan.missing[hash] {
+                        contents[hash] = Content(carrier: key, carrierFile: fileIndex, missing: missing.count,
+                                                 state: missing.count == 0 ? .verifying : .receiving, consumers: 0, waiters: [])
+                        if missing.count == 0 {
+                            newlyComplete.append(hash)
+                        } else {
+                            offer.owed[asset.contentID, default: [:]][fileIndex] = missing
+                            for chunk in 0..<missing.chunkCount where missing.contains(chunk) {
+                                neededBytes += UInt64(file.manifest.chunks[chunk].length)
+                            }
+                        }
+                    }
+                    contents[hash]?.consumers += 1
+                    contents[hash]?.waiters.insert(key)
+                    if contents[hash]?.state != .staged { pending.waitingFor.insert(hash) }
+                }
+                pending.needs.append(needs)
+            }
+            offer.pending[asset.contentID] = pending
+        }
+        offer.planned = true
+
+        // The reply first: the sender starts sending while we land what is already here.
+        var needed: [WireMessage.NeededChunks] = []
+        for asset in offer.assets {
+            guard let files = offer.owed[asset.contentID] else { continue }
+            needed.append(.init(contentID: asset.contentID, files: files.keys.sorted().compactMap { index in
+                guard let owed = files[index] else { return nil }
+                return .init(fileIndex: UInt16(index), chunks: ChunkIndexSet(owed.indices.map { UInt32($0) }))
+            }))
+        }
+        var actions: [Action] = [.send([.offerReply(.init(offerID: offerID, decision: .accepted, needed: needed))])]
+        let pushID = offer.pushID
+        pushes[pushID]?.progress.bytesTotal += neededBytes
+        pushes[pushID]?.progress.assetsTotal += offer.assets.count
+        if let progress = pushes[pushID]?.progress { actions.append(.progress(pushID: pushID, progress)) }
+        offers[offerID] = offer
+        return (actions, newlyComplete)
+    }
+
+    /// The offer's assets that need no chunk: wholly in place, or with every content staged.
+    private func immediatelyReady(_ offerID: UInt64) -> (inPlace: [PlacedAsset], installable: [ContentID]) {
+        guard let offer = offers[offerID] else { return ([], []) }
+        var ready: (inPlace: [PlacedAsset], installable: [ContentID]) = ([], [])
+        for asset in offer.assets {
+            guard let pending = offer.pending[asset.contentID] else { continue }
+            if pending.needs.allSatisfy({ $0.allSatisfy { $0 == nil } }) {
+                ready.inPlace.append(asset)
+            } else if pending.waitingFor.isEmpty {
+                ready.installable.append(asset.contentID)
+            }
+        }
+        return ready
+    }
+
+    private static func alreadyPresent(_ asset: PlacedAsset) -> [InstalledFile] {
+        asset.placements.flatMap { placement in
+            placement.files.compactMap { file in (try? LibraryPath.validate(file.manifest.path)).map(InstalledFile.alreadyPresent) }
+        }
+    }
+
+    // MARK: - Chunks
+
+    /// Where a chunk goes, once checked against what was asked for.
+    struct ChunkDestination {
+        let fileHash: Hash256
+        let pushID: UInt64
+    }
+
+    /// Checks a chunk against what was asked for and marks it received.
+    /// - Returns: where to write it, or nil when it is to be dropped (its
+    ///   asset failed here meanwhile, or nobody needs its content any more).
+    /// - Throws: a protocol violation for a chunk of an offer not accepted,
+    ///   one not asked for (or sent twice), or one of the wrong length.
+    mutating func destination(of chunk: WireMessage.Chunk) throws(SyncError) -> ChunkDestination? {
+        if closedOffers.contains(chunk.offerID) { return nil }
+        // Consent: bytes for an offer nobody accepted are a violation, and end the connection.
+        // Read, then changed in place (`offers[id]?…`): an offer copied per chunk would copy
+        // its tables every time, which at a thousand assets an offer is quadratic.
+        let fileIndex = Int(chunk.fileIndex), chunkIndex = Int(chunk.chunkIndex)
+        let (pushID, manifest) = try requested(chunk)
+        let expected = Int(manifest.chunks[chunkIndex].length)
+        guard chunk.payload.decodedLength == expected else {
+            throw .protocolViolation("chunk \(chunkIndex) declares \(chunk.payload.decodedLength) bytes, the manifest says \(expected)")
+        }
+        offers[chunk.offerID]?.owed[chunk.contentID]?[fileIndex]?.remove(chunkIndex)
+        if offers[chunk.offerID]?.owed[chunk.contentID]?[fileIndex]?.count == 0 {
+            offers[chunk.offerID]?.owed[chunk.contentID]?[fileIndex] = nil
+            if offers[chunk.offerID]?.owed[chunk.contentID]?.isEmpty == true { offers[chunk.offerID]?.owed[chunk.contentID] = nil }
+        }
+        let hash = manifest.fileHash
+        guard let content = contents[hash], content.state == .receiving,
+              content.carrier == AssetKey(offerID: chunk.offerID, contentID: chunk.contentID), content.carrierFile == fileIndex
+        else { return nil }
+        contents[hash]?.missing -= 1
+        return ChunkDestination(fileHash: hash, pushID: pushID)
+    }
+
+    /// The push and file manifest of a chunk that was asked for; a violation otherwise.
+    private func requested(_ chunk: WireMessage.Chunk) throws(SyncError) -> (pushID: UInt64, manifest: FileManifest) {
+        guard let offer = offers[chunk.offerID], offer.planned else {
+            throw .protocolViolation("chunk for offer \(chunk.offerID), which was not accepted")
+        }
+        let fileIndex = Int(chunk.fileIndex), chunkIndex = Int(chunk.chunkIndex)
+        guard offer.owed[chunk.contentID]?[fileIndex]?.contains(chunkIndex) == true,
+              let assetIndex = offer.byID[chunk.contentID]
+        else {
+            throw .protocolViolation("chunk \(chunkIndex) of file \(fileIndex) of \(chunk.contentID.hash.shortHex) was not requested")
+        }
+        return (offer.pushID, offer.assets[assetIndex].files[fileIndex].manifest)
+    }
+
+    /// The chunk the session was told to write has been written (or not).
+    mutating func chunkWritten(_ destination: ChunkDestination, bytes: Int, _ result: Result<Void, ReceiveError>) -> [Action] {
+        let hash = destination.fileHash
+        guard let content = contents[hash], content.state == .receiving else { return [] }
+        if case let .failure(error) = result {
+            return failContent(hash, reason: error.description)
+        }
+        pushes[destination.pushID]?.progress.bytesDone += UInt64(bytes)
+        var actions: [Action] = []
+        if let progress = pushes[destination.pushID]?.progress { actions.append(.progress(pushID: destination.pushID, progress)) }
+        if content.missing == 0 {
+            contents[hash]?.state = .verifying
+            actions.append(.verify(hash))
+        }
+        return actions
+    }
+
+    // MARK: - Finishing and installing
+
+    mutating func verified(_ hash: Hash256, _ result: Result<Void, ReceiveError>) -> [Action] {
+        guard let content = contents[hash], content.state == .verifying else { return [] }
+        if case let .failure(error) = result {
+            return failContent(hash, reason: error.description)
+        }
+        contents[hash]?.state = .staged
+        var actions: [Action] = []
+        for waiter in content.waiters.sorted(by: Self.arrivalOrder) {
+            guard var pending = offers[waiter.offerID]?.pending[waiter.contentID] else { continue }
+            pending.waitingFor.remove(hash)
+            offers[waiter.offerID]?.pending[waiter.contentID] = pending
+            if pending.waitingFor.isEmpty, !pending.installing { actions += install(waiter) }
+        }
+        return actions
+    }
+
+    private static func arrivalOrder(_ lhs: AssetKey, _ rhs: AssetKey) -> Bool {
+        (lhs.offerID, lhs.contentID) < (rhs.offerID, rhs.contentID)
+    }
+
+    /// Every content the asset needs is staged: hand out copies (or the file
+    /// itself, to the last that needs it) and land it.
+    private mutating func install(_ key: AssetKey) -> [Action] {
+        guard let pending = offers[key.offerID]?.pending[key.contentID], let (_, asset) = asset(key) else { return [] }
+        offers[key.offerID]?.pending[key.contentID]?.installing = true
+        var sources: [[InstallOrder.Source]] = []
+        var actions: [Action] = []
+        for needs in pending.needs {
+            var row: [InstallOrder.Source] = []
+            for need in needs {
+                guard let hash = need, contents[hash] != nil else {
+                    row.append(.inPlace)
+                    continue
+                }
+                contents[hash]?.consumers -= 1
+                if (contents[hash]?.consumers ?? 0) <= 0 {
+                    contents[hash] = nil
+                    landing[hash, default: 0] += 1
+                    offers[key.offerID]?.pending[key.contentID]?.taking.append(hash)
+                    row.append(.take(hash))
+                } else {
+                    row.append(.copy(hash))
+                }
+            }
+            sources.append(row)
+        }
+        for needs in pending.needs {
+            for case let hash? in needs { contents[hash]?.waiters.remove(key) }
+        }
+        actions.append(.install(InstallOrder(offerID: key.offerID, asset: asset, sources: sources)))
+        return actions
+    }
+
+    /// The asset and its push, read without keeping the offer: a copy of the
+    /// offer held while its tables change would make them copy themselves
+    /// whole (copy-on-write), once per asset — quadratic at a thousand assets.
+    private func asset(_ key: AssetKey) -> (pushID: UInt64, asset: PlacedAsset)? {
+        guard let offer = offers[key.offerID], let index = offer.byID[key.contentID] else { return nil }
+        return (offer.pushID, offer.assets[index])
+    }
+
+    mutating func installed(offerID: UInt64, contentID: ContentID, _ result: Result<[InstalledFile], ReceiveError>) -> [Action] {
+        let key = AssetKey(offerID: offerID, contentID: contentID)
+        guard let pending = offers[offerID]?.pending[contentID], pending.installing, let (pushID, asset) = asset(key) else { return [] }
+        for hash in pending.taking {
+            if let count = landing[hash], count > 1 { landing[hash] = count - 1 } else { landing[hash] = nil }
+        }
+        var actions: [Action]
+        switch result {
+        case let .success(files):
+            let size = asset.contentSize
+            actions = [.outcome(pushID: pushID, contentID: contentID, .stored(files)), .recordReceived([(contentID, size)])]
+                + resolve(key, failed: false, sendingReceipt: true)
+        case let .failure(error):
+            actions = fail(key, reason: error.description)
+        }
+        return actions + (pending.taking.isEmpty ? [] : nextPlan())
+    }
+
+    // MARK: - Failures, cancels, the end
+
+    /// A content cannot be had (bad bytes, a disk error): every asset waiting for it fails.
+    private mutating func failContent(_ hash: Hash256, reason: String) -> [Action] {
+        guard let content = contents.removeValue(forKey: hash) else { return [] }
+        var actions: [Action] = [.discard(hash)]
+        for waiter in content.waiters.sorted(by: Self.arrivalOrder) {
+            actions += fail(waiter, reason: reason)
+        }
+        return actions
+    }
+
+    /// Fails one asset: its receipt says why, the contents it waited for lose
+    /// a consumer (and go, when that was the last).
+    private mutating func fail(_ key: AssetKey, reason: String) -> [Action] {
+        guard let pending = offers[key.offerID]?.pending[key.contentID], let pushID = offers[key.offerID]?.pushID else { return [] }
+        var actions: [Action] = [
+            .log("failed to receive \(key.contentID.hash.shortHex): \(reason)"),
+            .outcome(pushID: pushID, contentID: key.contentID, .failed(reason: reason)),
+        ]
+        if !pending.installing {
+            for needs in pending.needs {
+                for case let hash? in needs where contents[hash] != nil {
+                    contents[hash]?.consumers -= 1
+                    contents[hash]?.waiters.remove(key)
+                    if let content = contents[hash], content.consumers <= 0 {
+                        contents[hash] = nil
+                        // A content still arriving keeps its partial (a later offer resumes from it).
+                        if content.state == .staged { actions.append(.discard(hash)) }
+                    }
+                }
+            }
+        }
+        offers[key.offerID]?.hadFailures = true
+        actions.append(.send([.receipt(.init(offerID: key.offerID, contentID: key.contentID,
+                                             outcome: .failed(reason: WireText.fitted(reason, maxBytes: WireMessage.Receipt.maxReasonBytes))))]))
+        return actions + resolve(key, failed: true, sendingReceipt: false)
+    }
+
+    /// The asset has its receipt (sent here when `sendingReceipt`): it leaves
+    /// its offer, and the offer its push once nothing of it is pending.
+    private mutating func resolve(_ key: AssetKey, failed: Bool, sendingReceipt: Bool) -> [Action] {
+        guard offers[key.offerID]?.pending.removeValue(forKey: key.contentID) != nil,
+              let pushID = offers[key.offerID]?.pushID else { return [] }
+        var actions: [Action] = []
+        if sendingReceipt {
+            actions.append(.send([.receipt(.init(offerID: key.offerID, contentID: key.contentID, outcome: .stored))]))
+        }
+        pushes[pushID]?.progress.assetsDone += 1
+        if let progress = pushes[pushID]?.progress { actions.append(.progress(pushID: pushID, progress)) }
+        if offers[key.offerID]?.pending.isEmpty == true, offers[key.offerID]?.planned == true { actions += retire(key.offerID) }
+        return actions
+    }
+
+    /// The offer is fully answered: it leaves its push, and the push ends once
+    /// its last offer has come and gone.
+    private mutating func retire(_ offerID: UInt64) -> [Action] {
+        guard let offer = offers.removeValue(forKey: offerID) else { return [] }
+        if offer.hadFailures || !offer.owed.isEmpty { closedOffers.insert(offerID) }
+        guard var push = pushes[offer.pushID] else { return [] }
+        push.liveOffers -= 1
+        if push.lastSeen, push.liveOffers <= 0 {
+            pushes[offer.pushID] = nil
+            return [.pushEnded(pushID: offer.pushID)]
+        }
+        pushes[offer.pushID] = push
+        return []
+    }
+
+    /// The sender will send no more chunks for this offer. Its assets still
+    /// missing anything fail, and so does every content it carried that is
+    /// still incomplete (other offers waiting for it included); assets whose
+    /// contents are all in are still landed and receipted.
+    mutating func cancelled(offerID: UInt64, reason: String) -> [Action] {
+        guard let offer = offers[offerID] else { return [] }
+        guard offer.planned else {
+            cancelledBeforePlan[offerID] = reason
+            return []
+        }
+        let assets = offer.assets
+        var actions: [Action] = []
+        let carried = contents.filter { $0.value.carrier.offerID == offerID && $0.value.state == .receiving }.map(\.key)
+        for hash in carried.sorted() {
+            actions += failContent(hash, reason: "sender cancelled: \(reason)")
+        }
+        for asset in assets {
+            guard let pending = offers[offerID]?.pending[asset.contentID], !pending.installing,
+                  pending.waitingFor.contains(where: { contents[$0]?.state != .verifying && contents[$0]?.state != .staged })
+            else { continue }
+            actions += fail(AssetKey(offerID: offerID, contentID: asset.contentID), reason: "sender cancelled: \(reason)")
+        }
+        return actions
+    }
+
+    /// The connection is gone: everything still pending fails (no receipts
+    /// can go out any more), every push ends. Partials stay for a later resume.
+    mutating func closed(reason: String) -> [Action] {
+        var actions: [Action] = []
+        for (offerID, offer) in offers.sorted(by: { $0.key < $1.key }) {
+            for asset in offer.assets where offer.pending[asset.contentID] != nil {
+                actions.append(.outcome(pushID: offer.pushID, contentID: asset.contentID, .failed(reason: "connection lost: \(reason)")))
+            }
+            _ = offerID
+        }
+        for hash in contents.filter({ $0.value.state == .staged }).map(\.key).sorted() { actions.append(.discard(hash)) }
+        for pushID in pushes.keys.sorted() { actions.append(.pushEnded(pushID: pushID)) }
+        pushes = [:]
+        offers = [:]
+        contents = [:]
+        landing = [:]
+        planQueue = []
+        planning = nil
+        cancelledBeforePlan = [:]
+        return actions
+    }
+}
+
+extension Array {
+    subscript(safe index: Int) -> Element? {
+        indices.contains(index) ? self[index] : nil
+    }
+}

@@ -1,0 +1,151 @@
+import LFSyncContent
+import LFSyncCrypto
+import LFSyncSystem
+import LFSyncWire
+
+/// Reads, verifies and (when worthwhile) compresses each chunk of a
+/// broadcast once, however many peers need it.
+///
+/// Per-peer send tasks ask for chunks in the same order, one offer batch after
+/// another; the first to ask reads the chunk from disk and checks it against
+/// the manifest, later ones get the cached payload. Demand is registered per
+/// batch, when the first peer reaches it, for every peer still sending — so
+/// the bookkeeping covers one batch or two, not the whole library.
+///
+/// The check: never send bytes the manifest does not describe. A file whose
+/// `fstat` after the read still shows the status the scan vouched for (size,
+/// mtime, inode and ctime — the ctime moves on any write, even one that puts
+/// the mtime back) holds the bytes that were hashed, so its chunks go out
+/// without a second BLAKE2b pass; any other chunk is hashed. The receiver
+/// checks every file against its file hash either way. A chunk leaves the cache when every peer that
+/// needed it has taken it, or when the cache is over its budget (a peer far
+/// behind the others then reads it again — counted in `diskReads`).
+actor BroadcastChunkReader {
+    struct Key: Hashable {
+        var contentID: ContentID
+        var fileIndex: Int
+        var chunkIndex: Int
+    }
+
+    enum Failure: Error, Sendable, Equatable {
+        /// The file no longer has the bytes its manifest promised.
+        case sourceChanged(path: RelativePath)
+        case unreadable(path: RelativePath, reason: String)
+    }
+
+    private let rootPath: String
+    private let budgetBytes: Int
+    /// Peers that will still ask for the chunks of batches not begun yet.
+    private var activePeers: Int
+    /// Batches `0 ..< begunBatches` have their demand registered.
+    private var begunBatches = 0
+    private var demand: [Key: Int] = [:]
+    private var cache: [Key: ChunkPayload] = [:]
+    private var cacheOrder: [Key] = []
+    private var cachedBytes = 0
+    private var openFiles: [RelativePath: ReadOnlyFile] = [:]
+    private(set) var diskReads = 0
+    private(set) var bytesRead: UInt64 = 0
+
+    private(set) var chunksHashed = 0
+
+    init(rootPath: String, peerCount: Int, budgetBytes: Int = 64 << 20) {
+        self.rootPath = rootPath
+        activePeers = peerCount
+        self.budgetBytes = budgetBytes
+    }
+
+    /// Registers every active peer's demand for the chunks of batch `index`,
+    /// the first time any peer reaches it. Peers go through the batches in
+    /// order, so a batch is begun only after the one before it.
+    func beginBatch(_ index: Int, keys: [Key]) {
+        guard index == begunBatches else { return }
+        begunBatches += 1
+        guard activePeers > 0 else { return }
+        for key in keys { demand[key, default: 0] += activePeers }
+    }
+
+    /// A peer stops before the end (it failed, or was cut off) at batch
+    /// `batch`: gives back every chunk it will not take of the batches begun
+    /// so far — all of them but `settled` (taken or already given back) in
+    /// `batch`, all of every later one — and is left out of the batches begun
+    /// from now on.
+    func leave(atBatch batch: Int, settled: Set<Key>, keysOfBatch: @Sendable (Int) -> [Key]) {
+        activePeers -= 1
+        guard batch < begunBatches else { return }
+        for index in batch..<begunBatches {
+            for key in keysOfBatch(index) where index > batch || !settled.contains(key) { release(key) }
+        }
+    }
+
+    /// - Parameter settled: the status under which the scan vouched for the file's manifest, if it did.
+    func payload(for key: Key, file: FileManifest, chunkOffset: UInt64, settled: FileStatus?) throws(Failure) -> ChunkPayload {
+        defer { release(key) }
+        if let cached = cache[key] { return cached }
+        let chunk = file.chunks[key.chunkIndex]
+        let handle: ReadOnlyFile
+        if let open = openFiles[file.path] {
+            handle = open
+        } else {
+            do { handle = try ReadOnlyFile(path: rootPath + "/" + file.path.string, nonBlocking: true) } catch {
+                throw .unreadable(path: file.path, reason: error.message)
+            }
+            if openFiles.count > 64 { openFiles.removeAll() }
+            openFiles[file.path] = handle
+        }
+        let bytes: [UInt8]
+        do { bytes = try handle.read(atOffset: chunkOffset, count: Int(chunk.length)) } catch {
+            throw .unreadable(path: file.path, reason: error.message)
+        }
+        diskReads += 1
+        bytesRead += UInt64(bytes.count)
+        guard bytes.count == Int(chunk.length) else { throw .sourceChanged(path: file.path) }
+        // Hashing, where needed, runs in the sending job's prefetch, in parallel with the
+        // encryption of the previous chunk.
+        if settled == nil || (try? handle.status()) != settled {
+            chunksHashed += 1
+            guard Blake2b.hash(bytes) == chunk.hash else { throw .sourceChanged(path: file.path) }
+        }
+        let payload = MediaType(path: file.path.string).isAlreadyCompressed ? ChunkPayload.raw(bytes) : ChunkPayload.encode(raw: bytes)
+        if (demand[key] ?? 0) > 1 {
+            cache[key] = payload
+            cacheOrder.append(key)
+            cachedBytes += payload.encodedLength
+            evictOverBudget()
+        }
+        return payload
+    }
+
+    /// Forgets a peer's remaining demand (it failed or was cut).
+    func abandon(_ keys: [Key]) {
+        for key in keys { release(key) }
+    }
+
+    private func release(_ key: Key) {
+        guard let count = demand[key] else { return }
+        if count <= 1 {
+            demand[key] = nil
+            if let payload = cache.removeValue(forKey: key) { cachedBytes -= payload.encodedLength }
+        } else {
+            demand[key] = count - 1
+        }
+    }
+
+    private func evictOverBudget() {
+        while cachedBytes > budgetBytes, !cacheOrder.isEmpty {
+            let oldest = cacheOrder.removeFirst()
+            if let payload = cache.removeValue(forKey: oldest) { cachedBytes -= payload.encodedLength }
+        }
+        if cacheOrder.count > 4 * max(1, cache.count) { cacheOrder = cacheOrder.filter { cache[$0] != nil } }
+    }
+}
+
+extension MediaType {
+    /// Photos and videos are compressed formats already: trying zstd on them only burns CPU.
+    var isAlreadyCompressed: Bool {
+        switch self {
+        case .stillImage, .video: true
+        case .raw, .sidecar, .other: false
+        }
+    }
+}

@@ -1,0 +1,467 @@
+import LFSyncContent
+import LFSyncStore
+import LFSyncSystem
+import LFSyncWire
+
+/// Sends one push to one peer: its offers as the push is fed (the first
+/// waits for consent, the rest stream with a few outstanding), exactly the
+/// chunks each reply asks for, and the receipts — keeping that peer's ledger
+/// rows honest at every step. A failure here touches only this peer.
+///
+/// Ledger rules: a content becomes `synced` only when every occurrence of it
+/// in the push sent so far was receipted `stored`; one that turns up again in
+/// a later offer goes back to `inFlight` until that one is receipted too.
+/// Nothing this push fails to do (a decline, a refusal, a lost connection, a
+/// failed receipt) turns a row that was already `synced` before the push into
+/// anything else: the peer still has what it verified before.
+actor PeerSendJob {
+    let session: PeerSession
+    let push: OutgoingPush
+    /// This job's consumer number in `push`: batches it has gone past can be dropped.
+    let consumer: Int
+    let reader: BroadcastChunkReader
+    let store: SyncStateStore
+    let transfer: OutgoingTransfer
+    let replyTimeout: Duration
+    /// The engine's clock: the wait for receipts is measured on it.
+    let clock: any Clock<Duration>
+    /// Offers sent ahead of the one whose chunks are going out.
+    static let offerWindow = 3
+
+    nonisolated var peer: Peer { session.peer }
+
+    private var progress: TransferProgress
+    private var summary: PeerTransferSummary
+    /// Contents with receipts owed: how many, and whether the content was
+    /// already counted stored (an earlier occurrence of it was). Only contents
+    /// in flight are here — per-content tables of the whole push would cost
+    /// tens of megabytes at 200,000 files.
+    private var outstanding: [ContentID: (parts: Int, counted: Bool)] = [:]
+    /// Receipts owed by offers sent and not yet received, with each content's size.
+    private var owed: [ReceiptKey: UInt64] = [:]
+    /// Offers `0 ..< launched` were sent.
+    private var launched = 0
+    private var launchedOfferIDs: [UInt64] = []
+    private var confirmed: [(content: ContentID, bytes: UInt64)] = []
+    private var lastCommit = ContinuousClock.now
+    /// Every offer was answered and every requested chunk sent (or the connection was cut).
+    private var allOffered = false
+    /// Where the session delivers this push's receipts; finished when none is owed any more.
+    private var receiptSink: AsyncStream<WireMessage.Receipt>.Continuation?
+    /// In the batch being sent: assets whose source failed here, and the chunk keys taken or given back.
+    private var locallyFailed: [ContentID: String] = [:]
+    private var settled = Set<BroadcastChunkReader.Key>()
+
+    private typealias PlannedChunk = (key: BroadcastChunkReader.Key, file: FileManifest, offset: UInt64, settled: FileStatus?)
+
+    private struct ReceiptKey: Hashable {
+        let offerID: UInt64
+        let contentID: ContentID
+    }
+
+    init(session: PeerSession, push: OutgoingPush, consumer: Int, reader: BroadcastChunkReader, store: SyncStateStore,
+         transfer: OutgoingTransfer, replyTimeout: Duration, clock: any Clock<Duration> = ContinuousClock()) {
+        self.session = session
+        self.push = push
+        self.consumer = consumer
+        self.reader = reader
+        self.store = store
+        self.transfer = transfer
+        self.replyTimeout = replyTimeout
+        self.clock = clock
+        progress = TransferProgress()
+        summary = PeerTransferSummary(peer: session.peer, state: .offering, assetsStored: 0, assetsFailed: 0, chunkBytesSent: 0, failures: [:])
+    }
+
+    func run() async {
+        publish(.offering)
+        let (receipts, sink) = AsyncStream<WireMessage.Receipt>.makeStream()
+        receiptSink = sink
+        transfer.onCancel { Task { await self.cancelNow() } }
+        // Receipts are taken as they come, while later offers are still being sent.
+        let receiving = Task { await self.consume(receipts) }
+
+        let cut = await offerAndSend(receipts: sink)
+
+        allOffered = true
+        if owed.isEmpty || cut != nil { sink.finish() }
+        // Ends when the last owed receipt is in, when the connection closes (the session
+        // finishes the stream then), or when the peer has been silent too long.
+        receiptDeadline.heard()
+        let watchdog = Task { await self.watchReceipts() }
+        await receiving.value
+        watchdog.cancel()
+        commitConfirmed()
+        await session.finishOutgoing(launchedOfferIDs)
+        // Whatever is still unresolved was cut off: offered but never receipted, or never offered.
+        let closed = await session.closeReason.map { "connection lost before the peer confirmed: \($0)" }
+        let lost = cut ?? gaveUp ?? closed ?? "connection closed before the peer confirmed"
+        if cancelled {
+            await leaveCancelled()
+        } else {
+            let failure: AssetFailure = gaveUp != nil && cut == nil ? .timedOut(reason: lost) : .connectionLost(reason: lost)
+            fail(owed.keys.map(\.contentID), failure)
+            for index in launched..<push.batchCount {
+                if let batch = push.batch(index) { fail(batch.assets.map(\.contentID), failure) }
+            }
+        }
+        owed = [:]
+        for (asset, reason) in push.unofferable {
+            fail([asset.contentID], .failed(reason: "not offered: \(reason)"))
+        }
+        push.advance(consumer, to: .max)
+        progress.assetsTotal = push.contentCount
+        summary.assetsFailed = summary.failures.count
+        summary.state = summary.failures.isEmpty ? .completed : summary.state.isFinal ? summary.state
+            : .failed(reason: summary.failures.values.map(\.description).sorted().first ?? lost)
+        // The scan stopped part-way: what it never reached was not sent.
+        if let failure = push.failure, case .completed = summary.state { summary.state = .failed(reason: failure) }
+        if cancelled, summary.state == .completed, !everythingConfirmed { summary.state = .cancelled }
+        publish(summary.state)
+        transfer.finish(summary)
+    }
+
+    /// A change of state is published at once; progress within a state at most
+    /// every `progressInterval` (a push of 20,000 small files would otherwise
+    /// publish 40,000 updates — one per chunk and per receipt — for a progress
+    /// bar redrawn a few times a second).
+    private func publish(_ state: TransferState) {
+        progress.assetsDone = summary.assetsStored + summary.failures.count
+        let now = ContinuousClock.now
+        guard state != lastPublished.state || now - lastPublished.at >= Self.progressInterval else { return }
+        lastPublished = (state, now)
+        transfer.publish(TransferUpdate(peer: peer, progress: progress, state: state))
+    }
+
+    static let progressInterval: Duration = .milliseconds(50)
+    private var lastPublished: (state: TransferState?, at: ContinuousClock.Instant) = (nil, .now)
+
+    /// Offers every batch and sends what each reply asks for. Returns why the
+    /// connection was cut, or nil.
+    private func offerAndSend(receipts: AsyncStream<WireMessage.Receipt>.Continuation) async -> String? {
+        var replies: [Int: Task<Result<WireMessage.OfferReply, SyncError>, Never>] = [:]
+        /// Sends the offers up to `end` that are ready (the push may still be growing).
+        func launch(upTo end: Int) {
+            while launched < end, push.isReady(launched), let offer = push.offer(launched), let batch = push.batch(launched) {
+                let contents = offer.assets.map(\.contentID)
+                try? store.record(.inFlight, for: contents, peer: peer.ledgerKey, unlessSynced: true)
+                // Owed from now on: receipts may arrive before this task hears the reply they follow.
+                for asset in offer.assets {
+                    owed[ReceiptKey(offerID: offer.offerID, contentID: asset.contentID)] = asset.contentSize
+                    expect(asset.contentID, repeated: batch.repeated.contains(asset.contentID))
+                }
+                progress.assetsTotal += offer.assets.count - batch.repeated.count
+                let session = session, timeout = replyTimeout
+                replies[launched] = Task { await session.offer(offer, receipts: receipts, timeout: timeout) }
+                launchedOfferIDs.append(offer.offerID)
+                launched += 1
+            }
+        }
+        var index = 0
+        while await push.ready(index) {
+            defer {
+                index += 1
+                push.advance(consumer, to: index)
+            }
+            if cancelled {
+                // Replies still on their way are not awaited: a late "yes" is answered with a Cancel.
+                await leave(atBatch: index, settled: [])
+                return nil
+            }
+            // Consent first: nothing more is offered until the first offer is answered.
+            launch(upTo: index == 0 ? 1 : index + Self.offerWindow)
+            guard let reply = await replies.removeValue(forKey: index)?.value, let batch = push.batch(index) else { continue }
+            switch reply {
+            case let .failure(error):
+                if case .connectionFailed = error {
+                    await leave(atBatch: index, settled: [])
+                    return error.description
+                }
+                // No answer in time: the first offer's silence ends the push, a later one's skips it.
+                let state: TransferState, failure: AssetFailure
+                switch error {
+                case let .declined(reason): (state, failure) = (.declined(reason: reason), .declined(reason: error.description))
+                case let .timedOut(reason): (state, failure) = (.declined(reason: reason), .timedOut(reason: error.description))
+                default: (state, failure) = (.failed(reason: error.description), .failed(reason: error.description))
+                }
+                end(batch, state: state, failure: failure)
+                if index == 0 {
+                    await endPush(after: index, state: state, failure: failure)
+                    return nil
+                }
+                await skip(batch: index)
+            case let .success(answer) where !answer.accepted:
+                let reason = answer.reason ?? (answer.decision == .declined ? "declined" : "refused")
+                let declined = answer.decision == .declined
+                let state: TransferState = declined ? .declined(reason: reason) : .failed(reason: "\(peer.name) could not take it: \(reason)")
+                let failure: AssetFailure = declined ? .declined(reason: "declined by \(peer.name): \(reason)")
+                    : .refused(reason: "refused by \(peer.name): \(reason)")
+                end(batch, state: state, failure: failure)
+                // A declined push is declined whole, as is a refused first offer (the push is refused);
+                // a later refusal (no room, say) is news about that offer only.
+                if index == 0 || declined {
+                    for task in replies.values { _ = await task.value }
+                    await endPush(after: index, state: state, failure: failure)
+                    return nil
+                }
+                await skip(batch: index)
+            case let .success(answer):
+                if let cut = await send(answer.needed, of: batch, at: index) { return cut }
+            }
+        }
+        return nil
+    }
+
+    /// The push ends for this peer at batch `index`: every later batch, fed so
+    /// far or still to come, ends unsent with the same state.
+    private func endPush(after index: Int, state: TransferState, failure: AssetFailure) async {
+        await leave(atBatch: index, settled: [])
+        var later = index + 1
+        while await push.ready(later) {
+            if let batch = push.batch(later) { end(batch, state: state, failure: failure) }
+            later += 1
+        }
+    }
+
+    /// Notes a receipt owed for `content`. Its first occurrence in the push is
+    /// counted when stored; a repeat of a content already stored and counted
+    /// sets its row back to `inFlight` until this occurrence is stored as well.
+    private func expect(_ content: ContentID, repeated: Bool) {
+        if var entry = outstanding[content] {
+            entry.parts += 1
+            outstanding[content] = entry
+        } else if repeated, summary.failures[content] == nil {
+            outstanding[content] = (1, counted: true)
+            try? store.record(.inFlight, for: [content], peer: peer.ledgerKey)
+        } else {
+            outstanding[content] = (1, counted: false)
+        }
+    }
+
+    /// Sends the chunks a reply asked for, in order, reading each once for all
+    /// peers; a chunk whose source changed fails its asset here, and the offer
+    /// is cancelled so the receiver stops waiting for the rest of it.
+    private func send(_ needed: [WireMessage.NeededChunks], of batch: OutgoingPush.Batch, at index: Int) async -> String? {
+        let byID = Dictionary(batch.assets.map { ($0.contentID, $0) }, uniquingKeysWith: { first, _ in first })
+        var plan: [PlannedChunk] = []
+        for entry in needed {
+            guard let asset = byID[entry.contentID] else { continue }
+            for file in entry.files where Int(file.fileIndex) < asset.files.count {
+                let manifest = asset.files[Int(file.fileIndex)].manifest
+                let offsets = manifest.chunks.reduce(into: [UInt64(0)]) { $0.append($0[$0.count - 1] + UInt64($1.length)) }
+                for chunkIndex in file.chunks where Int(chunkIndex) < manifest.chunks.count {
+                    plan.append((.init(contentID: entry.contentID, fileIndex: Int(file.fileIndex), chunkIndex: Int(chunkIndex)),
+                                 manifest, offsets[Int(chunkIndex)], batch.settled[manifest.path]))
+                    progress.bytesTotal += UInt64(manifest.chunks[Int(chunkIndex)].length)
+                }
+            }
+        }
+        let keys = push.chunkKeys(ofBatch: index)
+        await reader.beginBatch(index, keys: keys)
+        let planned = Set(plan.map(\.key))
+        let unneeded = keys.filter { !planned.contains($0) }
+        await reader.abandon(unneeded)
+        settled = Set(unneeded)
+        locallyFailed = [:]
+        publish(.transferring)
+
+        // One chunk ahead: the next chunk is read and verified (on the reader's actor) while this
+        // one is encrypted and sent (on the channel's), so the two halves run on both cores.
+        var upcoming = plan.isEmpty ? nil : await prefetch(plan[0])
+        for (position, item) in plan.enumerated() {
+            let current = upcoming
+            upcoming = position + 1 < plan.count ? await prefetch(plan[position + 1]) : nil
+            guard let current else { continue }
+            let fetched = await current.value
+            if cancelled {
+                // The one just fetched was read for nothing; the rest of the batch is given back.
+                await reader.leave(atBatch: index, settled: settled, keysOfBatch: { [push] in push.chunkKeys(ofBatch: $0) })
+                return nil
+            }
+            if locallyFailed[item.key.contentID] != nil { continue }
+            let payload: ChunkPayload
+            switch fetched {
+            case let .success(fetchedPayload):
+                payload = fetchedPayload
+            case let .failure(error):
+                locallyFailed[item.key.contentID] = switch error {
+                case let .sourceChanged(path): "\(PrintablePath.escape(path.string)) changed while being sent"
+                case let .unreadable(path, why): "cannot read \(PrintablePath.escape(path.string)): \(why)"
+                }
+                continue
+            }
+            do {
+                try await session.send([.chunk(.init(
+                    offerID: batch.offerID, contentID: item.key.contentID, fileIndex: UInt16(item.key.fileIndex),
+                    chunkIndex: UInt32(item.key.chunkIndex), payload: payload))])
+            } catch {
+                // The one being fetched releases itself when read; the rest are given back.
+                await reader.leave(atBatch: index, settled: settled, keysOfBatch: { [push] in push.chunkKeys(ofBatch: $0) })
+                return error.description
+            }
+            summary.chunkBytesSent += UInt64(payload.encodedLength)
+            progress.bytesDone += UInt64(item.file.chunks[item.key.chunkIndex].length)
+            publish(.transferring)
+        }
+        if !locallyFailed.isEmpty {
+            // Nothing more will come for those assets: let the peer stop waiting for them. Their
+            // (failed) receipts still come, and fail them here too.
+            try? await session.send([.cancel(.init(offerID: batch.offerID, reason: "some files changed while being sent"))])
+            for (content, reason) in locallyFailed { fail([content], .sourceChanged(reason: reason)) }
+        }
+        return nil
+    }
+
+    /// Starts reading a chunk; a chunk of an asset that already failed here is not read at all.
+    private func prefetch(_ item: PlannedChunk) async -> Task<Result<ChunkPayload, BroadcastChunkReader.Failure>, Never>? {
+        settled.insert(item.key)
+        guard locallyFailed[item.key.contentID] == nil else {
+            await reader.abandon([item.key])
+            return nil
+        }
+        let reader = reader, key = item.key, file = item.file, offset = item.offset, settled = item.settled
+        return Task {
+            do throws(BroadcastChunkReader.Failure) {
+                return .success(try await reader.payload(for: key, file: file, chunkOffset: offset, settled: settled))
+            } catch {
+                return .failure(error)
+            }
+        }
+    }
+
+    /// This peer stops sending: gives back its demand from batch `index` on.
+    private func leave(atBatch index: Int, settled: Set<BroadcastChunkReader.Key>) async {
+        await reader.leave(atBatch: index, settled: settled, keysOfBatch: { [push] in push.chunkKeys(ofBatch: $0) })
+    }
+
+    /// This peer takes nothing of batch `index` and goes on with the next.
+    private func skip(batch index: Int) async {
+        let keys = push.chunkKeys(ofBatch: index)
+        await reader.beginBatch(index, keys: keys)
+        await reader.abandon(keys)
+    }
+
+    // MARK: - Cancelling
+
+    /// Set by `OutgoingTransfer.cancel()`: nothing more is offered or sent.
+    private var cancelled = false
+    /// Whether every content of the push that was offered got its Receipt, with nothing left unoffered.
+    private var everythingConfirmed = false
+
+    private func cancelNow() {
+        guard !cancelled else { return }
+        cancelled = true
+        receiptSink?.finish()
+    }
+
+    /// Tells the peer to stop waiting for what will not come, and leaves what was
+    /// not confirmed `pending` (a row already `synced` stays so).
+    private func leaveCancelled() async {
+        await cancelOpenOffers(reason: "the sender cancelled the transfer")
+        var unconfirmed = owed.keys.map(\.contentID)
+        for index in launched..<push.batchCount {
+            if let batch = push.batch(index) { unconfirmed += batch.assets.map(\.contentID) }
+        }
+        everythingConfirmed = unconfirmed.isEmpty && launched >= push.batchCount
+        try? store.record(.pending, for: unconfirmed.filter { summary.failures[$0] == nil }, peer: peer.ledgerKey, unlessSynced: true)
+    }
+
+    // MARK: - Receipts
+
+    /// One Cancel for every offer with Receipts still owed, so the peer stops waiting for them.
+    private func cancelOpenOffers(reason: String) async {
+        let open = Set(owed.keys.map(\.offerID)).sorted()
+        guard !open.isEmpty else { return }
+        try? await session.send(open.map { .cancel(.init(offerID: $0, reason: reason)) })
+    }
+
+    private var receiptDeadline = ReceiptDeadline()
+    /// Why this job stopped waiting for receipts, when it did.
+    private var gaveUp: String?
+
+    /// Gives up on the receipts once the peer has been silent longer than
+    /// what it still owes can excuse (`ReceiptDeadline`).
+    private func watchReceipts() async {
+        while !Task.isCancelled, receiptSink != nil {
+            do { try await clock.sleep(for: .seconds(1)) } catch { return }
+            receiptDeadline.passed(.seconds(1))
+            let owedBytes = owed.values.reduce(0, +)
+            guard !owed.isEmpty, receiptDeadline.hasExpired(owedBytes: owedBytes) else { continue }
+            let silence = ReceiptDeadline.silence(owedBytes: owedBytes)
+            gaveUp = "\(peer.name) sent no receipt for \(silence.components.seconds) s with \(owed.count) asset(s) unconfirmed"
+            // Nothing more will be waited for: the peer may stop working on these offers.
+            await cancelOpenOffers(reason: "the receiver stopped sending receipts")
+            receiptSink?.finish()
+            return
+        }
+    }
+
+    private func consume(_ receipts: AsyncStream<WireMessage.Receipt>) async {
+        for await receipt in receipts {
+            received(receipt)
+        }
+    }
+
+    /// Only a peer's confirmation makes a row `synced`, and only once every
+    /// part of the content in this push is confirmed. `synced` rows are written
+    /// in batches: a burst of receipts (a repeat push confirms everything at
+    /// once) costs one commit, not one per asset. A row not yet written stays
+    /// `inFlight`, so a crash only means offering it again.
+    private func received(_ receipt: WireMessage.Receipt) {
+        receiptDeadline.heard()
+        guard let size = owed.removeValue(forKey: ReceiptKey(offerID: receipt.offerID, contentID: receipt.contentID)) else { return }
+        switch receipt.outcome {
+        case .stored:
+            let content = receipt.contentID
+            guard var entry = outstanding[content] else { break }
+            entry.parts -= 1
+            if entry.parts > 0 {
+                outstanding[content] = entry
+            } else {
+                outstanding[content] = nil
+                if summary.failures[content] == nil {
+                    confirmed.append((content, size))
+                    if !entry.counted { summary.assetsStored += 1 }
+                }
+            }
+            if confirmed.count >= 512 || ContinuousClock.now - lastCommit > .seconds(1) { commitConfirmed() }
+        case let .failed(reason):
+            fail([receipt.contentID], .failed(reason: reason))
+            if var entry = outstanding[receipt.contentID] {
+                entry.parts -= 1
+                outstanding[receipt.contentID] = entry.parts > 0 ? entry : nil
+            }
+        }
+        publish(.transferring)
+        if owed.isEmpty, allOffered { receiptSink?.finish() }
+    }
+
+    private func commitConfirmed() {
+        try? store.recordSynced(confirmed, peer: peer.ledgerKey)
+        confirmed.removeAll(keepingCapacity: true)
+        lastCommit = .now
+    }
+
+    /// Marks contents failed with this peer — in the summary always, in the
+    /// ledger unless the row already says synced — once each.
+    private func fail(_ contents: [ContentID], _ failure: AssetFailure) {
+        var fresh: [ContentID] = []
+        for content in contents where summary.failures[content] == nil {
+            summary.failures[content] = failure
+            fresh.append(content)
+            // An earlier occurrence was counted stored; the content as a whole is not.
+            if outstanding[content]?.counted == true {
+                outstanding[content]?.counted = false
+                summary.assetsStored -= 1
+            }
+        }
+        try? store.record(.failed, for: fresh, peer: peer.ledgerKey, reason: failure.description, unlessSynced: true)
+    }
+
+    /// The whole batch ends unsent (declined, refused, no answer): no receipt is owed for it.
+    private func end(_ batch: OutgoingPush.Batch, state: TransferState, failure: AssetFailure) {
+        if case .declined = state { summary.state = state } else if !summary.state.isFinal { summary.state = state }
+        for asset in batch.assets { owed[ReceiptKey(offerID: batch.offerID, contentID: asset.contentID)] = nil }
+        fail(batch.assets.map(\.contentID), failure)
+    }
+}
