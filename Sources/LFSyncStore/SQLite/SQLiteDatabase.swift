@@ -1,4 +1,7 @@
 internal import CSQLite
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One SQLite connection: the minimal wrapper the stores are built on.
 ///
@@ -50,6 +53,13 @@ package final class SQLiteDatabase {
         let path = switch location {
         case let .file(path): path
         case .memory: ":memory:"
+        }
+        if case .file = location {
+            // A new database is created private (0600) before SQLite opens it, so the ledger
+            // and the index (which name every file and peer) are not readable by other users;
+            // SQLite gives its WAL and shared-memory files the database's own mode.
+            let created = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            if created >= 0 { close(created) }
         }
         var opened: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX

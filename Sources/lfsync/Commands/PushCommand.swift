@@ -182,7 +182,7 @@ struct PushCommand {
             throw error
         }
         if target.deviceID == nil, config.trusted(peer.deviceID) == nil {
-            let confirmed = !batch && Prompter.isInteractive && Self.confirm("\(address) is \(peer) — not a trusted device. Send to it?")
+            let confirmed = !batch && Prompter.isInteractive && Self.confirm("\(address) is \"\(peer.name)\", Device ID \(peer.deviceID) — not a trusted device. Compare the ID with 'lfsync id' on that device. Send to it?")
             guard confirmed else {
                 await sync.disconnect(peer)
                 throw CommandFailure(message: "\(address) is \(peer.deviceID), which is not trusted ('lfsync trust \(peer.deviceID)' first)", exitCode: .declined)
