@@ -43,7 +43,7 @@ extension FileManifest {
     package static let encodingVersion: UInt8 = 1
 
     /// Canonical binary form (PROTOCOL.md, "File manifest").
-    public func encode(into writer: inout ByteWriter) {
+    package func encode(into writer: inout ByteWriter) {
         writer.write(Self.encodingVersion)
         writer.writeString(path.string)
         writer.write(size)
@@ -64,7 +64,7 @@ extension FileManifest {
 
     /// Decodes and validates: chunk lengths must be non-zero, at most the
     /// chunker's maximum, and add up to `size`.
-    public init(from reader: inout ByteReader) throws(ByteReaderError) {
+    package init(from reader: inout ByteReader) throws(ByteReaderError) {
         let version = try reader.readUInt8()
         guard version == Self.encodingVersion else { throw .invalidValue("file manifest version \(version)") }
         path = RelativePath(try reader.readString(limit: Limits.maxPathBytes))
@@ -95,7 +95,7 @@ extension FileManifest {
         return chunks
     }
 
-    public init(encoded bytes: [UInt8]) throws(ByteReaderError) {
+    package init(encoded bytes: [UInt8]) throws(ByteReaderError) {
         var reader = ByteReader(bytes)
         try self.init(from: &reader)
         try reader.expectEnd()

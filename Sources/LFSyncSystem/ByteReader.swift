@@ -3,48 +3,48 @@
 /// Every parser of bytes we did not write ourselves (wire messages, media
 /// files, blobs read back from disk) goes through this type, so a short or
 /// lying input ends in `ByteReaderError` instead of a trap.
-public struct ByteReader: Sendable {
-    public let bytes: [UInt8]
-    public private(set) var offset: Int
+package struct ByteReader: Sendable {
+    package let bytes: [UInt8]
+    package private(set) var offset: Int
 
-    public init(_ bytes: [UInt8]) {
+    package init(_ bytes: [UInt8]) {
         self.bytes = bytes
         self.offset = 0
     }
 
-    public var remaining: Int { bytes.count - offset }
-    public var isAtEnd: Bool { offset == bytes.count }
+    package var remaining: Int { bytes.count - offset }
+    package var isAtEnd: Bool { offset == bytes.count }
 
-    public mutating func readUInt8() throws(ByteReaderError) -> UInt8 {
+    package mutating func readUInt8() throws(ByteReaderError) -> UInt8 {
         guard remaining >= 1 else { throw .truncated(needed: 1, available: remaining) }
         defer { offset += 1 }
         return bytes[offset]
     }
 
-    public mutating func readUInt16() throws(ByteReaderError) -> UInt16 {
+    package mutating func readUInt16() throws(ByteReaderError) -> UInt16 {
         UInt16(truncatingIfNeeded: try readBigEndian(byteCount: 2))
     }
 
-    public mutating func readUInt32() throws(ByteReaderError) -> UInt32 {
+    package mutating func readUInt32() throws(ByteReaderError) -> UInt32 {
         UInt32(truncatingIfNeeded: try readBigEndian(byteCount: 4))
     }
 
-    public mutating func readUInt64() throws(ByteReaderError) -> UInt64 {
+    package mutating func readUInt64() throws(ByteReaderError) -> UInt64 {
         try readBigEndian(byteCount: 8)
     }
 
-    public mutating func readInt64() throws(ByteReaderError) -> Int64 {
+    package mutating func readInt64() throws(ByteReaderError) -> Int64 {
         Int64(bitPattern: try readUInt64())
     }
 
     /// Reads `count` bytes; the caller has already checked `count` against its own cap.
-    public mutating func readBytes(_ count: Int) throws(ByteReaderError) -> [UInt8] {
+    package mutating func readBytes(_ count: Int) throws(ByteReaderError) -> [UInt8] {
         Array(try readSlice(count))
     }
 
     /// Reads `count` bytes as a slice sharing the reader's storage: no copy, for
     /// bulk data (a chunk) that would otherwise be copied out of its frame.
-    public mutating func readSlice(_ count: Int) throws(ByteReaderError) -> ArraySlice<UInt8> {
+    package mutating func readSlice(_ count: Int) throws(ByteReaderError) -> ArraySlice<UInt8> {
         guard count >= 0, remaining >= count else {
             throw .truncated(needed: count, available: remaining)
         }
@@ -53,19 +53,19 @@ public struct ByteReader: Sendable {
     }
 
     /// `readLengthPrefixed(limit:)` as a slice sharing the reader's storage.
-    public mutating func readLengthPrefixedSlice(limit: Int) throws(ByteReaderError) -> ArraySlice<UInt8> {
+    package mutating func readLengthPrefixedSlice(limit: Int) throws(ByteReaderError) -> ArraySlice<UInt8> {
         let length = Int(try readUInt32())
         guard length <= limit else { throw .lengthOverLimit(length: length, limit: limit) }
         return try readSlice(length)
     }
 
     /// Reads a 32-bit big-endian length, rejects it above `limit`, then the bytes.
-    public mutating func readLengthPrefixed(limit: Int) throws(ByteReaderError) -> [UInt8] {
+    package mutating func readLengthPrefixed(limit: Int) throws(ByteReaderError) -> [UInt8] {
         Array(try readLengthPrefixedSlice(limit: limit))
     }
 
     /// A UTF-8 string with a 16-bit length prefix.
-    public mutating func readString(limit: Int) throws(ByteReaderError) -> String {
+    package mutating func readString(limit: Int) throws(ByteReaderError) -> String {
         let length = Int(try readUInt16())
         guard length <= limit else { throw .lengthOverLimit(length: length, limit: limit) }
         let raw = try readBytes(length)
@@ -74,13 +74,13 @@ public struct ByteReader: Sendable {
     }
 
     /// A count that must not exceed `limit` — checked before the caller allocates.
-    public mutating func readCount(limit: Int) throws(ByteReaderError) -> Int {
+    package mutating func readCount(limit: Int) throws(ByteReaderError) -> Int {
         let count = Int(try readUInt32())
         guard count <= limit else { throw .countOverLimit(count: count, limit: limit) }
         return count
     }
 
-    public func expectEnd() throws(ByteReaderError) {
+    package func expectEnd() throws(ByteReaderError) {
         guard isAtEnd else { throw .trailingBytes(remaining) }
     }
 
@@ -95,7 +95,7 @@ public struct ByteReader: Sendable {
     }
 }
 
-public enum ByteReaderError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum ByteReaderError: Error, Equatable, Sendable, CustomStringConvertible {
     case truncated(needed: Int, available: Int)
     case lengthOverLimit(length: Int, limit: Int)
     case countOverLimit(count: Int, limit: Int)
@@ -103,7 +103,7 @@ public enum ByteReaderError: Error, Equatable, Sendable, CustomStringConvertible
     case trailingBytes(Int)
     case invalidValue(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case let .truncated(needed, available): "truncated input: needed \(needed) bytes, \(available) left"
         case let .lengthOverLimit(length, limit): "length \(length) exceeds the limit of \(limit)"

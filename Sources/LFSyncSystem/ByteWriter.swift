@@ -1,28 +1,28 @@
 /// Builds the canonical big-endian encodings read back by `ByteReader`.
-public struct ByteWriter: Sendable {
-    public private(set) var bytes: [UInt8] = []
+package struct ByteWriter: Sendable {
+    package private(set) var bytes: [UInt8] = []
 
-    public init(capacity: Int = 0) {
+    package init(capacity: Int = 0) {
         bytes.reserveCapacity(capacity)
     }
 
-    public mutating func write(_ value: UInt8) { bytes.append(value) }
-    public mutating func write(_ value: UInt16) { writeBigEndian(UInt64(value), byteCount: 2) }
-    public mutating func write(_ value: UInt32) { writeBigEndian(UInt64(value), byteCount: 4) }
-    public mutating func write(_ value: UInt64) { writeBigEndian(value, byteCount: 8) }
-    public mutating func write(_ value: Int64) { writeBigEndian(UInt64(bitPattern: value), byteCount: 8) }
-    public mutating func write<S: Sequence>(contentsOf raw: S) where S.Element == UInt8 {
+    package mutating func write(_ value: UInt8) { bytes.append(value) }
+    package mutating func write(_ value: UInt16) { writeBigEndian(UInt64(value), byteCount: 2) }
+    package mutating func write(_ value: UInt32) { writeBigEndian(UInt64(value), byteCount: 4) }
+    package mutating func write(_ value: UInt64) { writeBigEndian(value, byteCount: 8) }
+    package mutating func write(_ value: Int64) { writeBigEndian(UInt64(bitPattern: value), byteCount: 8) }
+    package mutating func write<S: Sequence>(contentsOf raw: S) where S.Element == UInt8 {
         bytes.append(contentsOf: raw)
     }
 
     /// 32-bit length, then the bytes.
-    public mutating func writeLengthPrefixed(_ raw: [UInt8]) {
+    package mutating func writeLengthPrefixed(_ raw: [UInt8]) {
         write(UInt32(raw.count))
         bytes.append(contentsOf: raw)
     }
 
     /// 16-bit length, then UTF-8; callers keep strings under 64 KiB (paths are capped far lower).
-    public mutating func writeString(_ string: String) {
+    package mutating func writeString(_ string: String) {
         let utf8 = Array(string.utf8)
         precondition(utf8.count <= Int(UInt16.max), "string too long for a 16-bit length")
         write(UInt16(utf8.count))

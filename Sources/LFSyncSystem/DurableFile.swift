@@ -41,11 +41,11 @@ package enum DurableFile {
         // Whatever happens below, the temporary name does not outlive this call.
         defer { unlink(temporary) }
         do {
-            defer { close(descriptor) }
+            let file = OwnedDescriptor(taking: descriptor)
             // The umask can only remove bits, but be explicit: exactly `mode`.
-            guard fchmod(descriptor, mode) == 0 else { throw SystemError.current("fchmod", path: temporary) }
-            try writeAll(contents, to: descriptor, path: temporary)
-            guard fsync(descriptor) == 0 else { throw SystemError.current("fsync", path: temporary) }
+            guard fchmod(file.rawValue, mode) == 0 else { throw SystemError.current("fchmod", path: temporary) }
+            try file.write(contents[...], at: 0, temporary)
+            try file.sync(temporary)
         }
         switch placement {
         case .replace:
@@ -72,20 +72,6 @@ package enum DurableFile {
         return .written
     }
 
-    private static func writeAll(_ contents: [UInt8], to descriptor: Int32, path: String) throws(SystemError) {
-        var written = 0
-        while written < contents.count {
-            let count = contents.withUnsafeBytes { raw in
-                Glibc.write(descriptor, raw.baseAddress.map { $0 + written }, raw.count - written)
-            }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw .current("write", path: path)
-            }
-            written += count
-        }
-    }
-
     /// Makes the new directory entry durable; best effort, as some filesystems refuse.
     private static func syncDirectory(of path: String) {
         let directory: String
@@ -96,7 +82,6 @@ package enum DurableFile {
         }
         let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else { return }
-        _ = fsync(descriptor)
-        close(descriptor)
+        try? OwnedDescriptor(taking: descriptor).sync(directory)
     }
 }

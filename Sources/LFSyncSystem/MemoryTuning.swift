@@ -8,9 +8,9 @@ internal import CLinux
 /// kernel: measured at a quarter of the CPU time of an encrypted transfer.
 /// Raising the thresholds keeps such blocks in the heap for reuse. Memory
 /// stays bounded because every buffer size in lfsync is.
-public enum MemoryTuning {
+package enum MemoryTuning {
     /// Call once at process start, before other threads allocate.
-    public static func keepLargeBuffersInHeap() {
+    package static func keepLargeBuffersInHeap() {
         _ = mallopt(M_MMAP_THRESHOLD, 64 << 20)
         _ = mallopt(M_TRIM_THRESHOLD, 128 << 20)
     }

@@ -6,14 +6,14 @@ import Glibc
 ///
 /// Opened with `O_NOFOLLOW`, so a symlink swapped in after the directory walk
 /// is refused rather than followed out of the library.
-public final class ReadOnlyFile {
-    public let path: String
+package final class ReadOnlyFile {
+    package let path: String
     private let file: OwnedDescriptor
     private var descriptor: Int32 { file.rawValue }
 
     /// - Parameter nonBlocking: open with `O_NONBLOCK`, so that opening a FIFO
     ///   planted under a photo's name returns at once instead of hanging.
-    public init(path: String, nonBlocking: Bool = false) throws(SystemError) {
+    package init(path: String, nonBlocking: Bool = false) throws(SystemError) {
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | (nonBlocking ? O_NONBLOCK : 0))
         guard fd >= 0 else { throw SystemError.current("open", path: path) }
         self.path = path
@@ -21,12 +21,12 @@ public final class ReadOnlyFile {
         _ = posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL)
     }
 
-    public func status() throws(SystemError) -> FileStatus {
+    package func status() throws(SystemError) -> FileStatus {
         try file.status(path)
     }
 
     /// Fills as much of `buffer` as the file has left; 0 means end of file.
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int {
         guard let base = buffer.baseAddress else { return 0 }
         var filled = 0
         while filled < buffer.count {
@@ -42,7 +42,7 @@ public final class ReadOnlyFile {
     }
 
     /// Reads up to `count` bytes at `offset` without moving the file position.
-    public func read(atOffset offset: UInt64, count: Int) throws(SystemError) -> [UInt8] {
+    package func read(atOffset offset: UInt64, count: Int) throws(SystemError) -> [UInt8] {
         var failure: SystemError?
         // Uninitialised storage: zero-filling a chunk only for `pread` to overwrite it cost the
         // sender a memset of every byte it sends. Only the bytes read become the array.

@@ -1,14 +1,14 @@
 /// A tiny seeded generator (Steele et al., SplitMix64) for reproducible test
 /// and benchmark data: the golden chunking vector and the benchmark corpora
 /// depend on every implementation producing the same stream from a seed.
-public struct SplitMix64: RandomNumberGenerator, Sendable {
+package struct SplitMix64: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
-    public init(seed: UInt64) {
+    package init(seed: UInt64) {
         state = seed
     }
 
-    public mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -17,17 +17,17 @@ public struct SplitMix64: RandomNumberGenerator, Sendable {
     }
 
     /// `count` bytes: each 64-bit output, little-endian, in order.
-    public mutating func bytes(_ count: Int) -> [UInt8] {
+    package mutating func bytes(_ count: Int) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: count)
         fill(&out)
         return out
     }
 
-    public mutating func fill(_ out: inout [UInt8]) {
+    package mutating func fill(_ out: inout [UInt8]) {
         out.withUnsafeMutableBytes { fill($0) }
     }
 
-    public mutating func fill(_ buffer: UnsafeMutableRawBufferPointer) {
+    package mutating func fill(_ buffer: UnsafeMutableRawBufferPointer) {
         var index = 0
         let count = buffer.count
         while index < count {

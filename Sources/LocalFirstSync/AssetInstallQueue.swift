@@ -54,7 +54,7 @@ final class AssetInstallQueue: Sendable {
 
     func verify(_ file: HandedOver<IncomingFile>, done: @escaping VerifyDone) {
         verifyQueue.async {
-            done(Result { () throws(ReceiveError) in try file.value.finish() })
+            done(Result { () throws(ReceiveError) in try file.value.verify() })
         }
     }
 

@@ -121,7 +121,7 @@ public final class ReceiveSessionHandle: Sendable {
         state.withLock { $0.outcomes[content] = outcome }
     }
 
-    func finish() {
+    func end() {
         let ending: (outcomes: [ContentID: Outcome], continuations: [AsyncStream<TransferProgress>.Continuation])? = state.withLock { state in
             guard !state.finished else { return nil }
             state.finished = true

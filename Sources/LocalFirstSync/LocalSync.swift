@@ -435,10 +435,10 @@ public actor LocalSync {
                     },
                     segment: { push.append($0) },
                     progress: { continuation.yield($0) })
-                push.finish()
+                push.endOfAssets()
                 return .success(scan)
             } catch {
-                push.finish(failure: error.description)
+                push.endOfAssets(failure: error.description)
                 return .failure(error)
             }
         }
@@ -486,7 +486,7 @@ public actor LocalSync {
                 let summary = PeerTransferSummary(peer: peer, state: .failed(reason: "not connected"), assetsStored: 0,
                                                   assetsFailed: push.contentCount, chunkBytesSent: 0, failures: failures)
                 transfer.publish(TransferUpdate(peer: peer, progress: TransferProgress(assetsTotal: push.contentCount), state: summary.state))
-                transfer.finish(summary)
+                transfer.peerEnded(summary)
             }
         }
         // Every chunk is read (and, unless settled, hashed) once for all peers: demand is

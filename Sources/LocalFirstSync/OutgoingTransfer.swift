@@ -122,7 +122,7 @@ public final class OutgoingTransfer: AsyncSequence, Sendable {
         for continuation in continuations { continuation.yield(update) }
     }
 
-    func finish(_ summary: PeerTransferSummary) {
+    func peerEnded(_ summary: PeerTransferSummary) {
         let completion: (summaries: [PeerTransferSummary], continuations: [AsyncStream<TransferUpdate>.Continuation])? = state.withLock { state in
             state.summaries[summary.peer] = summary
             guard state.summaries.count >= state.expectedPeers else { return nil }

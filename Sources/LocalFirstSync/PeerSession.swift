@@ -112,7 +112,7 @@ actor PeerSession {
     }
 
     /// The sender is done with these offers: later replies and receipts for them are dropped.
-    func finishOutgoing(_ offerIDs: [UInt64]) {
+    func retireOffers(_ offerIDs: [UInt64]) {
         for offerID in outgoing.retire(offerIDs) {
             receiptStreams.removeValue(forKey: offerID)
         }
@@ -268,7 +268,7 @@ actor PeerSession {
                 receivedToRecord += contents
                 scheduleFlush()
             case let .pushEnded(pushID):
-                transfers.removeValue(forKey: pushID)?.finish()
+                transfers.removeValue(forKey: pushID)?.end()
             case let .log(line):
                 context.log("\(peer): \(line)")
             }
@@ -411,7 +411,7 @@ actor PeerSession {
         for file in staged.values { try? file.discard() }
         staged = [:]
         partials = [:]
-        for handle in transfers.values { handle.finish() }
+        for handle in transfers.values { handle.end() }
         transfers = [:]
         readAhead.stop()
         await channel.close()

@@ -3,18 +3,18 @@ import LFSyncCrypto
 /// Cuts and hashes a byte stream in one pass: FastCDC boundaries, a
 /// BLAKE2b-256 per chunk and one over the whole stream. Fed in order, it
 /// holds no data of its own, so memory is the caller's read buffer.
-public struct ChunkingHasher: ~Copyable {
+package struct ChunkingHasher: ~Copyable {
     private var chunker: FastCDC
     private var fileHasher = Blake2b()
     private var chunkHasher = Blake2b()
     private var chunks: [ChunkRef] = []
     private var totalLength: UInt64 = 0
 
-    public init(configuration: ChunkerConfiguration = .default) {
+    package init(configuration: ChunkerConfiguration = .default) {
         chunker = FastCDC(configuration: configuration)
     }
 
-    public mutating func update(_ buffer: UnsafeRawBufferPointer) {
+    package mutating func update(_ buffer: UnsafeRawBufferPointer) {
         guard buffer.count > 0 else { return }
         totalLength += UInt64(buffer.count)
         var start = 0
@@ -47,7 +47,7 @@ public struct ChunkingHasher: ~Copyable {
     private var chunkLengthSoFar = 0
 
     /// The whole-stream hash and the chunk list. An empty stream has no chunks.
-    public consuming func finish() -> (fileHash: Hash256, chunks: [ChunkRef]) {
+    package consuming func finish() -> (fileHash: Hash256, chunks: [ChunkRef]) {
         finishAndReset()
     }
 
@@ -56,7 +56,7 @@ public struct ChunkingHasher: ~Copyable {
     /// 64-byte-aligned libsodium states, and a heap full of those, freed
     /// between files that stay, fragments into tens of megabytes no later
     /// allocation fits.
-    public mutating func finishAndReset() -> (fileHash: Hash256, chunks: [ChunkRef]) {
+    package mutating func finishAndReset() -> (fileHash: Hash256, chunks: [ChunkRef]) {
         let pending = chunker.finish() || chunkLengthSoFar > 0
         let result: (fileHash: Hash256, chunks: [ChunkRef])
         if inFirstChunk {

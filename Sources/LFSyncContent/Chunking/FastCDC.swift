@@ -6,20 +6,20 @@
 /// A chunk boundary depends only on the bytes since the previous boundary,
 /// which is what makes an insertion near the start of a file disturb only
 /// the chunks around it.
-public struct FastCDC: Sendable {
-    public let configuration: ChunkerConfiguration
+package struct FastCDC: Sendable {
+    package let configuration: ChunkerConfiguration
     /// Bytes of the current (unfinished) chunk seen so far.
-    public private(set) var pendingLength = 0
+    package private(set) var pendingLength = 0
     private var fingerprint: UInt64 = 0
 
-    public init(configuration: ChunkerConfiguration = .default) {
+    package init(configuration: ChunkerConfiguration = .default) {
         self.configuration = configuration
     }
 
     /// Scans `buffer` and calls `onCut` with the offset *within this buffer*
     /// just past each chunk that ends in it. Bytes after the last cut belong
     /// to a chunk that continues in the next buffer (or ends at `finish`).
-    public mutating func scan(_ buffer: UnsafeRawBufferPointer, onCut: (Int) -> Void) {
+    package mutating func scan(_ buffer: UnsafeRawBufferPointer, onCut: (Int) -> Void) {
         let count = buffer.count
         guard count > 0, let base = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
         let minSize = configuration.minSize
@@ -88,7 +88,7 @@ public struct FastCDC: Sendable {
     }
 
     /// Ends the stream; true when a final, shorter chunk was pending.
-    public mutating func finish() -> Bool {
+    package mutating func finish() -> Bool {
         defer {
             pendingLength = 0
             fingerprint = 0
@@ -97,7 +97,7 @@ public struct FastCDC: Sendable {
     }
 
     /// Chunk lengths of an in-memory buffer; convenient for tests and small inputs.
-    public static func chunkLengths(of bytes: [UInt8], configuration: ChunkerConfiguration = .default) -> [Int] {
+    package static func chunkLengths(of bytes: [UInt8], configuration: ChunkerConfiguration = .default) -> [Int] {
         var chunker = FastCDC(configuration: configuration)
         var lengths = [Int]()
         var chunkStart = 0

@@ -2,24 +2,24 @@ import LFSyncSystem
 
 /// Turns a file on disk into a `FileManifest`, reading it exactly once
 /// through a fixed-size buffer.
-public struct FileDigester: Sendable {
-    public static let defaultBufferSize = 1 << 20
+package struct FileDigester: Sendable {
+    package static let defaultBufferSize = 1 << 20
 
-    public let configuration: ChunkerConfiguration
-    public let bufferSize: Int
+    package let configuration: ChunkerConfiguration
+    package let bufferSize: Int
 
-    public init(configuration: ChunkerConfiguration = .default, bufferSize: Int = FileDigester.defaultBufferSize) {
+    package init(configuration: ChunkerConfiguration = .default, bufferSize: Int = FileDigester.defaultBufferSize) {
         self.configuration = configuration
         self.bufferSize = bufferSize
     }
 
-    public enum Failure: Error, Sendable, CustomStringConvertible {
+    package enum Failure: Error, Sendable, CustomStringConvertible {
         case system(SystemError)
         case notRegularFile(path: String)
         /// Size, mtime or inode moved while we read: the hash would describe no real version of the file.
         case changedWhileReading(path: String)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case let .system(error): error.description
             case let .notRegularFile(path): "\(path): not a regular file"
@@ -33,7 +33,7 @@ public struct FileDigester: Sendable {
     ///   - relativePath: the library-relative name recorded in the manifest.
     ///   - expected: the status seen by the directory walk; a different one fails.
     ///   - buffer: scratch space reused across files by one worker.
-    public func manifest(
+    package func manifest(
         absolutePath: String, relativePath: String, expected: FileStatus? = nil,
         buffer: UnsafeMutableRawBufferPointer
     ) throws(Failure) -> (manifest: FileManifest, status: FileStatus) {
@@ -42,7 +42,7 @@ public struct FileDigester: Sendable {
     }
 
     /// The same with a hasher reused across files by one worker (left reset).
-    public func manifest(
+    package func manifest(
         absolutePath: String, relativePath: String, expected: FileStatus? = nil,
         buffer: UnsafeMutableRawBufferPointer, hasher: inout ChunkingHasher
     ) throws(Failure) -> (manifest: FileManifest, status: FileStatus) {
@@ -76,7 +76,7 @@ public struct FileDigester: Sendable {
     }
 
     /// Convenience for callers without their own buffer.
-    public func manifest(absolutePath: String, relativePath: String) throws(Failure) -> FileManifest {
+    package func manifest(absolutePath: String, relativePath: String) throws(Failure) -> FileManifest {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 64)
         defer { buffer.deallocate() }
         return try manifest(absolutePath: absolutePath, relativePath: relativePath, buffer: buffer).manifest

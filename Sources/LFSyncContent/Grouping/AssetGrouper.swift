@@ -18,7 +18,7 @@
 /// Stems compare case-insensitively, names otherwise by their bytes. The
 /// output is deterministic: members in `GroupedAsset` order, assets sorted by
 /// primary path bytes.
-public enum AssetGrouper {
+package enum AssetGrouper {
     /// Stills that can be the photo of a Live Photo when pairing by name.
     package static let livePhotoStillExtensions: Set<String> = ["heic", "heif", "jpg", "jpeg"]
     /// Videos that can be the motion of a Live Photo when pairing by name
@@ -27,7 +27,7 @@ public enum AssetGrouper {
     /// Stills a camera writes next to a RAW.
     package static let rawCompanionExtensions: Set<String> = ["jpg", "jpeg", "heic", "heif"]
 
-    public static func group(_ candidates: [GroupingCandidate]) -> [GroupedAsset] {
+    package static func group(_ candidates: [GroupingCandidate]) -> [GroupedAsset] {
         var seenPaths = Set<RelativePath>()
         var filesByDirectory: [RelativePath: [GroupingFile]] = [:]
         for candidate in candidates where seenPaths.insert(candidate.path).inserted {

@@ -1,11 +1,11 @@
 /// One library file as the grouper sees it: where it is and, when the file
 /// carries one, the Apple Live Photo content identifier read from its metadata.
-public struct GroupingCandidate: Sendable, Hashable {
-    public var path: RelativePath
+package struct GroupingCandidate: Sendable, Hashable {
+    package var path: RelativePath
     /// From `AppleContentIdentifierReader`; nil when absent or unreadable.
-    public var contentIdentifier: String?
+    package var contentIdentifier: String?
 
-    public init(path: RelativePath, contentIdentifier: String? = nil) {
+    package init(path: RelativePath, contentIdentifier: String? = nil) {
         self.path = path
         self.contentIdentifier = contentIdentifier
     }

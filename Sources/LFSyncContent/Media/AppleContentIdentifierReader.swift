@@ -11,19 +11,19 @@ import LFSyncSystem
 /// reads are bounded (only box headers and the few small boxes we need are
 /// loaded; an `mdat` of any size is skipped by seeking), and loops are capped.
 /// A malformed file is reported as "no identifier", never as a crash.
-public enum AppleContentIdentifierReader {
+package enum AppleContentIdentifierReader {
     /// The identifier of the file at `url`, or nil when it has none, is not a
     /// still image or video (by extension), or cannot be parsed.
     ///
     /// Only regular files are opened, without following a symlink (`O_NOFOLLOW`):
     /// a FIFO named like a photo would block the scan, a link could lead out of the library.
-    public static func contentIdentifier(ofFileAt url: URL) -> String? {
+    package static func contentIdentifier(ofFileAt url: URL) -> String? {
         contentIdentifier(ofFileAtPath: url.path)
     }
 
     /// The same for a path given as it is on disk (no `URL` round trip, whose
     /// normalisation rules are not ours to rely on).
-    public static func contentIdentifier(ofFileAtPath path: String) -> String? {
+    package static func contentIdentifier(ofFileAtPath path: String) -> String? {
         guard MediaType(path: path).mayCarryContentIdentifier else { return nil }
         guard let file = try? ReadOnlyFile(path: path, nonBlocking: true),
               (try? file.status())?.kind == .regular,
@@ -34,7 +34,7 @@ public enum AppleContentIdentifierReader {
     /// The identifier in a whole file's bytes as a file at `path` would have
     /// it (nil for a name that is not a still image or video): what a receiver
     /// that had the file in memory whole records, instead of reading it again.
-    public static func contentIdentifier(path: String, wholeFile bytes: [UInt8]) -> String? {
+    package static func contentIdentifier(path: String, wholeFile bytes: [UInt8]) -> String? {
         guard MediaType(path: path).mayCarryContentIdentifier else { return nil }
         return try? contentIdentifier(in: bytes, format: nil)
     }
@@ -43,7 +43,7 @@ public enum AppleContentIdentifierReader {
     /// recognised or the file has no identifier; throws when it is malformed.
     ///
     /// `format` skips sniffing; pass nil to detect it from the magic bytes.
-    public static func contentIdentifier(in bytes: [UInt8], format: MediaContainerFormat? = nil) throws(MediaMetadataError) -> String? {
+    package static func contentIdentifier(in bytes: [UInt8], format: MediaContainerFormat? = nil) throws(MediaMetadataError) -> String? {
         try contentIdentifier(in: MediaByteView(bytes), format: format)
     }
 

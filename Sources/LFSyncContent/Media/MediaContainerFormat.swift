@@ -1,5 +1,5 @@
 /// The container formats that can carry an Apple content identifier.
-public enum MediaContainerFormat: Sendable, Hashable {
+package enum MediaContainerFormat: Sendable, Hashable {
     /// JPEG: Exif in an APP1 segment.
     case jpeg
     /// ISO base media file format and QuickTime: HEIC/HEIF (Exif item) and MOV/MP4 (`moov/meta`).
@@ -10,7 +10,7 @@ public enum MediaContainerFormat: Sendable, Hashable {
 
     /// Recognises the format from the first bytes, because extensions lie
     /// (an iPhone export named .JPG that is really HEIC is common).
-    public static func sniff(_ prefix: [UInt8]) -> MediaContainerFormat? {
+    package static func sniff(_ prefix: [UInt8]) -> MediaContainerFormat? {
         let view = MediaByteView(prefix)
         if view.hasPrefix([0xFF, 0xD8, 0xFF]) { return .jpeg }
         guard let size = try? view.uint32(at: 0), let type = try? view.uint32(at: 4) else { return nil }

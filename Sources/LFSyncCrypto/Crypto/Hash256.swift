@@ -85,11 +85,11 @@ public struct Hash256: Hashable, Comparable, Sendable, CustomStringConvertible, 
 }
 
 extension ByteWriter {
-    public mutating func write(_ hash: Hash256) { write(contentsOf: hash.bytes) }
+    package mutating func write(_ hash: Hash256) { write(contentsOf: hash.bytes) }
 }
 
 extension ByteReader {
-    public mutating func readHash() throws(ByteReaderError) -> Hash256 {
+    package mutating func readHash() throws(ByteReaderError) -> Hash256 {
         guard let hash = Hash256(bytes: try readBytes(Hash256.byteCount)) else {
             throw .invalidValue("hash")
         }

@@ -26,32 +26,25 @@ enum PrivateKeyFile {
             default: throw .system(error)
             }
         }
-        defer { close(descriptor) }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw .system(.current("fstat", path: path)) }
-        guard info.st_mode & S_IFMT == S_IFREG else { throw .invalidKeyFile(path: path, reason: "not a regular file") }
-        guard info.st_mode & 0o077 == 0 else { throw .insecurePermissions(path: path, mode: UInt32(info.st_mode & 0o7777)) }
-        guard info.st_size == length else {
-            throw .invalidKeyFile(path: path, reason: "expected \(length) bytes, found \(info.st_size)")
+        let file = OwnedDescriptor(taking: descriptor)
+        let status: FileStatus
+        do { status = try file.status(path) } catch { throw .system(error) }
+        guard status.kind == .regular else { throw .invalidKeyFile(path: path, reason: "not a regular file") }
+        guard status.permissions & 0o077 == 0 else { throw .insecurePermissions(path: path, mode: status.permissions & 0o7777) }
+        guard status.size == UInt64(length) else {
+            throw .invalidKeyFile(path: path, reason: "expected \(length) bytes, found \(status.size)")
         }
         // One byte more than expected, to notice a file that grew since fstat.
         var buffer = [UInt8](repeating: 0, count: length + 1)
-        var filled = 0
-        while filled < buffer.count {
-            let count = buffer.withUnsafeMutableBytes { raw in
-                Glibc.read(descriptor, raw.baseAddress.map { $0 + filled }, raw.count - filled)
-            }
-            if count < 0 {
-                if errno == EINTR { continue }
-                SecureBytes.wipe(&buffer)
-                throw .system(.current("read", path: path))
-            }
-            if count == 0 { break }
-            filled += count
+        let filled: Result<Int, SystemError> = buffer.withUnsafeMutableBytes { raw in
+            do throws(SystemError) { return .success(try file.read(into: raw, at: 0, path)) } catch { return .failure(error) }
         }
-        guard filled == length else {
+        guard case let .success(count) = filled, count == length else {
             SecureBytes.wipe(&buffer)
-            throw .invalidKeyFile(path: path, reason: "expected \(length) bytes, read \(filled)")
+            switch filled {
+            case let .failure(error): throw .system(error)
+            case let .success(count): throw .invalidKeyFile(path: path, reason: "expected \(length) bytes, read \(count)")
+            }
         }
         buffer.removeLast()
         return buffer

@@ -7,7 +7,7 @@ import LFSyncCrypto
 import LFSyncSystem
 
 /// One file content being received: chunks land in its partial in the
-/// staging area; `finish()` checks the whole against the file hash and turns
+/// staging area; `verify()` checks the whole against the file hash and turns
 /// it into a `StagedFile`. Only the content matters here — size, file hash
 /// and chunk list — not the paths it will stand at.
 ///
@@ -24,13 +24,13 @@ import LFSyncSystem
 /// **One lock per content.** Every `IncomingFile` of a file hash in the
 /// process shares one `PartialLock`, held around each operation on the
 /// partial — the ownership check and the write it allows, adopting, and
-/// `finish()` from its rename to its verdict — so no write can land in a
+/// `verify()` from its rename to its verdict — so no write can land in a
 /// partial another transfer is finishing or has finished (see `PartialLock`).
 ///
 /// **One hash per received byte.** A chunk from the peer is written after its
 /// length is checked; its own hash is checked only when the partial is shared
 /// with another transfer (see `writeReceived(chunkAt:bytes:)`). An unshared
-/// partial's bytes are all covered by the file hash `finish()` checks before
+/// partial's bytes are all covered by the file hash `verify()` checks before
 /// anything is installed, so hashing each chunk as well would be a second
 /// BLAKE2b pass over every byte for nothing. A partial may therefore hold
 /// bytes nobody has verified yet, and nothing trusts them unchecked: adopting
@@ -48,7 +48,7 @@ import LFSyncSystem
 /// **One-chunk files skip the partial.** Most files of a photo library are a
 /// single chunk (sidecars, small JPEGs); they cannot be resumed part-way, so
 /// a shared `<hash>.partial` buys them nothing. Such a file is created under a
-/// private staged name straight away and `finish()` renames nothing — one
+/// private staged name straight away and `verify()` renames nothing — one
 /// rename less per file on the receiver's hottest path.
 ///
 /// Memory is bounded by one chunk (≤ 16 MiB, typically ≤ 1 MiB) plus 1 MiB of
@@ -64,13 +64,13 @@ package final class IncomingFile {
     private var generation: UInt64 = 0
     private let partialName: String
     /// Set when the file was created under its staged name straight away (see
-    /// `withPartial`): `finish()` then has nothing to rename.
+    /// `withPartial`): `verify()` then has nothing to rename.
     private var directStagedName: String?
     /// Where our bytes are: the partial, or the file staged directly.
     private var fileName: String { directStagedName ?? partialName }
     /// Device and inode of our partial, once it exists: while `partialName`
     /// still leads to them, the partial has not been taken by another
-    /// transfer's `finish()`.
+    /// transfer's `verify()`.
     private var identity: FileIdentity?
     /// Start offset of every chunk, plus the file size at the end.
     private let offsets: [UInt64]
@@ -79,13 +79,13 @@ package final class IncomingFile {
     private var present: ChunkBitmap
     private var isFinished = false
     /// The file hash over the leading chunks stored so far, in order: chunks
-    /// normally arrive in order, so `finish()` rarely has to read anything back.
+    /// normally arrive in order, so `verify()` rarely has to read anything back.
     private var fileHasher = Blake2b()
     /// How many leading chunks `fileHasher` has seen.
     private var hashedChunkCount = 0
 
     /// False once a chunk was stored on the strength of the file hash alone
-    /// (`writeReceived` on an unshared partial): the file hash `finish()` checks
+    /// (`writeReceived` on an unshared partial): the file hash `verify()` checks
     /// proves the bytes, but the manifest's chunk *list* is then the peer's word,
     /// not something this device verified.
     package private(set) var everyChunkVerified = true
@@ -95,7 +95,7 @@ package final class IncomingFile {
 
     /// Chunks this object has stored or found so far (written, copied, or
     /// re-hashed when adopting a partial); no I/O. A written chunk of an
-    /// unshared partial counts before `finish()` has checked it.
+    /// unshared partial counts before `verify()` has checked it.
     package var presentChunks: ChunkBitmap { present }
 
     /// Whether this object made the partial (so a failed plan may remove it).
@@ -103,7 +103,7 @@ package final class IncomingFile {
 
     private var displayPath: String { StagingArea.displayPath(of: partialName) }
 
-    /// Tests only: runs inside `finish()` once the file is read back and
+    /// Tests only: runs inside `verify()` once the file is read back and
     /// judged, while the partial's lock is still held.
     package var testHookInFinish: (() -> Void)?
     /// Tests only: runs inside a write once the ownership check passed, just
@@ -207,9 +207,9 @@ package final class IncomingFile {
 
     /// Takes an existing partial as ours: marks it shared before changing anything in it
     /// (its creator then knows that bytes it hashed on the way in may have been changed by a
-    /// manifest that merely claims the same file hash, and reads the file back in `finish()`),
+    /// manifest that merely claims the same file hash, and reads the file back in `verify()`),
     /// and cuts it to the manifest's size — only while the name still leads to it (another
-    /// process's `finish()` may have taken it: resizing would change a file already verified).
+    /// process's `verify()` may have taken it: resizing would change a file already verified).
     /// Adopting counts as touching the partial for the staging clean-up: its mtime is set to now.
     private func adopt(_ file: OwnedDescriptor, status: FileStatus, _ state: inout PartialLock.State) throws(ReceiveError) {
         state.exclusive = false
@@ -325,9 +325,9 @@ package final class IncomingFile {
     /// The length is checked now. The hash is checked now only if another
     /// transfer has this partial open too (it would otherwise trust, and could
     /// finish with, bytes it verified that we then overwrote); for a partial of
-    /// our own, `finish()` proves every byte with the file hash instead.
+    /// our own, `verify()` proves every byte with the file hash instead.
     /// - Throws: `chunkHashMismatch` only for a shared partial; otherwise bad
-    ///   bytes surface as `fileHashMismatch` from `finish()`.
+    ///   bytes surface as `fileHashMismatch` from `verify()`.
     package func writeReceived(chunkAt index: Int, bytes: ArraySlice<UInt8>) throws(ReceiveError) {
         try write(chunkAt: index, bytes: bytes, verifyingNow: false)
     }
@@ -346,7 +346,7 @@ package final class IncomingFile {
             guard bytes.withUnsafeBytes({ Blake2b.hash($0) }) == chunk.hash else { throw .chunkHashMismatch(index: index) }
         }
         // The check that the partial is still ours, the hash it may call for and the write
-        // are one step: no other transfer's finish() can come between them (see `PartialLock`).
+        // are one step: no other transfer's verify() can come between them (see `PartialLock`).
         try lock.withLock { state throws(ReceiveError) in
             try withPartial(&state) { file, shared throws(ReceiveError) in
                 // A shared partial's chunk, and a chunk written a second time, must be checked: the
@@ -398,16 +398,16 @@ package final class IncomingFile {
     /// other partial is read back whole. Either way this proves the bytes
     /// written form the announced file, not that the disk kept them: the
     /// installer fsyncs each copy before it renames it into place.
-    package func finish() throws(ReceiveError) -> StagedFile {
+    package func verify() throws(ReceiveError) -> StagedFile {
         guard !isFinished else { throw .alreadyFinished(fileHash: manifest.fileHash) }
         guard present.isComplete else {
             throw .missingChunks(fileHash: manifest.fileHash, missing: present.missingCount)
         }
         // From the rename to the verdict under the lock: no write of another transfer lands in between.
-        return try lock.withLock { state throws(ReceiveError) in try finish(&state) }
+        return try lock.withLock { state throws(ReceiveError) in try verify(&state) }
     }
 
-    private func finish(_ state: inout PartialLock.State) throws(ReceiveError) -> StagedFile {
+    private func verify(_ state: inout PartialLock.State) throws(ReceiveError) -> StagedFile {
         // An empty file has no chunk that would have created its partial.
         if identity == nil { try withPartial(&state) { _, _ in } }
         guard let identity, directStagedName != nil || generation == state.generation else {

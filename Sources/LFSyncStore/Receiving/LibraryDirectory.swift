@@ -128,7 +128,6 @@ package final class LibraryDirectory: Sendable {
         let identities = try ReceiveError.system { () throws(SystemError) in
             (try root.statusOfEntry(named: LibraryLayout.stateDirectoryName, displayPath()), try directory.status(displayPath()))
         }
-        guard let state = identities.0 else { return }
-        if identities.1.inode == state.inode, identities.1.device == state.device { throw .reservedPath(displayPath()) }
+        if FileIdentity(identities.1).isSame(as: identities.0) { throw .reservedPath(displayPath()) }
     }
 }

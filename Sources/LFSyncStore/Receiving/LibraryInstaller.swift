@@ -15,7 +15,7 @@ import LFSyncSystem
 /// installed; different content (or a directory, symlink, FIFO…) gets the
 /// file stored beside it under a `ConflictName`. The directories that gained
 /// entries are fsynced before `install` returns, so a reported install
-/// survives power loss (file data was fsynced by `IncomingFile.finish()`).
+/// survives power loss (file data was fsynced by `IncomingFile.verify()`).
 ///
 /// **All or nothing — in-process.** If a later file of the asset fails, the
 /// files this call already moved are renamed back to their staging names
@@ -46,8 +46,8 @@ package struct LibraryInstaller: Sendable {
         let directory: OwnedDescriptor
         let name: String
         let staged: StagedFile
-        let inode: UInt64
-        let device: UInt64
+        /// The file we renamed into place: a rollback moves back only this one.
+        let identity: FileIdentity
         let path: LibraryPath
     }
 
@@ -80,14 +80,15 @@ package struct LibraryInstaller: Sendable {
         var results: [InstalledFile] = []
         var placed: [Placed] = []
         var created: [(parent: OwnedDescriptor, name: String)] = []
-        var toSync: [(device: UInt64, inode: UInt64, directory: OwnedDescriptor)] = []
+        var toSync: [(identity: FileIdentity, directory: OwnedDescriptor)] = []
         var duplicates: [StagedFile] = []
 
         func syncLater(_ directory: OwnedDescriptor) throws(ReceiveError) {
             guard syncingDirectories else { return }
             let status = try ReceiveError.system { () throws(SystemError) in try directory.status("directory") }
-            if !toSync.contains(where: { $0.device == status.device && $0.inode == status.inode }) {
-                toSync.append((status.device, status.inode, directory))
+            let identity = FileIdentity(status)
+            if !toSync.contains(where: { $0.identity == identity }) {
+                toSync.append((identity, directory))
             }
         }
 
@@ -152,7 +153,7 @@ package struct LibraryInstaller: Sendable {
             case .renamed:
                 placed.append(Placed(
                     directory: directory, name: name, staged: staged,
-                    inode: source.inode, device: source.device, path: target))
+                    identity: FileIdentity(source), path: target))
                 return attempt == 0 ? .installed(path) : .conflictRenamed(original: path, storedAs: target)
             case .destinationExists:
                 if try holds(staged, named: name, in: directory, display: target.description) { return .alreadyPresent(target) }
@@ -188,7 +189,7 @@ package struct LibraryInstaller: Sendable {
         for file in placed.reversed() {
             // Only our inode: if someone replaced the file meanwhile, it is theirs.
             guard let current = try? file.directory.statusOfEntry(named: file.name, file.path.description),
-                  current.inode == file.inode, current.device == file.device,
+                  file.identity.isSame(as: current),
                   (try? NoReplaceRename.rename(
                       file.name, in: file.directory, to: file.staged.name, in: staging.directory,
                       what: file.staged.displayPath, strategy: strategy)) == .renamed

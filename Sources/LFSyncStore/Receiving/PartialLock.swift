@@ -11,19 +11,19 @@ import Synchronization
 /// partial, maybe hash the chunk (up to 16 MiB), `pwrite`"; a finish is
 /// "rename, read back and hash". Unserialised, a write that passed its check
 /// before the rename could land after the read-back: bytes nobody verified in
-/// a file `finish()` had just vouched for. Every write, adoption, finish and
+/// a file `verify()` had just vouched for. Every write, adoption, verify and
 /// discard of the partial runs under this lock, so once a finish has taken
 /// the partial the other writer's check fails (`.partialTaken`) before it
 /// writes anything.
 ///
 /// **Why state of our own.** Whether the partial's creator still has it to
 /// itself decides whether its chunks must be hashed one by one and whether
-/// `finish()` may trust the file hash computed on the way in. That used to be
+/// `verify()` may trust the file hash computed on the way in. That used to be
 /// a mode bit on the file, which vfat, exFAT, NTFS, SMB and NFS mounts drop
 /// or refuse. Kept here instead, it needs nothing from the file system, and
 /// it need not outlive the process: after a restart the creator is gone, and
 /// whoever opens the partial next adopts it — re-hashing every chunk and
-/// reading the file back whole in `finish()` — whatever any mark said.
+/// reading the file back whole in `verify()` — whatever any mark said.
 ///
 /// Held for whole operations (a read-back can take seconds for a large
 /// file), but only transfers of the same content ever wait for each other.

@@ -19,7 +19,7 @@ package enum ReceiveError: Error, Equatable, Sendable, CustomStringConvertible {
     case chunkLengthMismatch(index: Int, expected: UInt32, actual: Int)
     /// The bytes offered for chunk `index` do not hash to the manifest's chunk hash.
     case chunkHashMismatch(index: Int)
-    /// `finish()` was called before every chunk was verified.
+    /// `verify()` was called before every chunk was verified.
     case missingChunks(fileHash: Hash256, missing: Int)
     /// All chunks verified but the whole file did not: the partial was deleted.
     case fileHashMismatch(expected: Hash256, actual: Hash256)

@@ -104,7 +104,7 @@ extension StagingArea {
     /// status and size on disk. Directories under such a name are skipped.
     private func unheldPartials() throws(ReceiveError) -> [Unheld] {
         try entryNames().compactMap { name in
-            guard name.hasSuffix(".partial"), let hash = Hash256(hex: String(name.dropLast(".partial".count))),
+            guard let hash = Self.fileHash(ofPartialNamed: name),
                   !partialLocks.isHeld(hash)
             else { return nil }
             var raw = stat()

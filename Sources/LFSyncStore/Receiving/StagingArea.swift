@@ -21,7 +21,7 @@ import LFSyncSystem
 /// **Sharing.** Two assets (or two peers) sending the same file share its
 /// partial: each writes only bytes it has verified against the chunk hash, at
 /// the offset the content fixes, so interleaved writers store identical bytes
-/// and cannot corrupt each other. The first to `finish()` renames the partial
+/// and cannot corrupt each other. The first to `verify()` renames the partial
 /// to its private `.staged` name before reading it back; the other's next
 /// write sees the partial gone (it compares the inode behind the name with
 /// its own) and throws `.partialTaken` instead of writing into a file that is
@@ -29,7 +29,7 @@ import LFSyncSystem
 /// file the first one installed. Every operation on a content's partial, from
 /// any thread of the process, holds that content's `PartialLock` (kept in
 /// `partialLocks`): a write cannot slip in between another transfer's check
-/// and its use of the partial, nor land in a file `finish()` has vouched for.
+/// and its use of the partial, nor land in a file `verify()` has vouched for.
 ///
 /// A manifest can lie, though: one that claims this file hash with another
 /// size or chunk list would cut or overwrite the partial with bytes that pass
@@ -73,7 +73,15 @@ package final class StagingArea: Sendable {
             of: state, named: Self.directoryName, create: 0o700, displayPath: Self.displayPath)
     }
 
-    package static func partialName(for fileHash: Hash256) -> String { fileHash.hex + ".partial" }
+    package static func partialName(for fileHash: Hash256) -> String { fileHash.hex + partialSuffix }
+
+    /// The content hash a partial's name stands for; nil for any other name.
+    package static func fileHash(ofPartialNamed name: String) -> Hash256? {
+        guard name.hasSuffix(partialSuffix) else { return nil }
+        return Hash256(hex: String(name.dropLast(partialSuffix.count)))
+    }
+
+    private static let partialSuffix = ".partial"
 
     /// Makes everything written to the library's file system durable: one
     /// barrier for a whole group of received files (their data and mtimes
@@ -115,14 +123,11 @@ package final class StagingArea: Sendable {
 
     /// Content hashes of the partials present, for status and clean-up.
     package func partialFileHashes() throws(ReceiveError) -> [Hash256] {
-        try entryNames().compactMap { name in
-            guard name.hasSuffix(".partial") else { return nil }
-            return Hash256(hex: String(name.dropLast(".partial".count)))
-        }
+        try entryNames().compactMap(Self.fileHash(ofPartialNamed:))
     }
 
     /// After a crash, turns finished-but-not-installed files (`.staged`, left
-    /// when the process died between `finish()` and the install, or after a
+    /// when the process died between `verify()` and the install, or after a
     /// failed rollback) back into partials, so the next offer of that content
     /// finds every chunk verified instead of leaving them orphaned. Call once
     /// at start-up, before any transfer.

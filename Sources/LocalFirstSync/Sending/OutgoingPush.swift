@@ -73,7 +73,7 @@ final class OutgoingPush: Sendable {
         let placed = PlacedAsset.grouping(assets)
         setTotals(files: placed.reduce(0) { $0 + UInt64($1.placedFileCount) }, bytes: placed.reduce(0) { $0 + $1.placedSize })
         append(placed, settled: settled)
-        finish()
+        endOfAssets()
     }
 
     // MARK: - Feeding
@@ -111,7 +111,7 @@ final class OutgoingPush: Sendable {
     /// No more batches. A push that offered nothing still sends one empty
     /// offer, so the receiver (and a peer that asked with Pull) sees it end.
     /// - Parameter failure: why the feed ended early, if it did.
-    func finish(failure: String? = nil) {
+    func endOfAssets(failure: String? = nil) {
         let woken = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             guard !state.finished else { return [] }
             if state.batches.isEmpty {

@@ -92,7 +92,7 @@ actor PeerSendJob {
         await receiving.value
         watchdog.cancel()
         commitConfirmed()
-        await session.finishOutgoing(launchedOfferIDs)
+        await session.retireOffers(launchedOfferIDs)
         // Whatever is still unresolved was cut off: offered but never receipted, or never offered.
         let closed = await session.closeReason.map { "connection lost before the peer confirmed: \($0)" }
         let lost = cut ?? gaveUp ?? closed ?? "connection closed before the peer confirmed"
@@ -118,7 +118,7 @@ actor PeerSendJob {
         if let failure = push.failure, case .completed = summary.state { summary.state = .failed(reason: failure) }
         if cancelled, summary.state == .completed, !everythingConfirmed { summary.state = .cancelled }
         publish(summary.state)
-        transfer.finish(summary)
+        transfer.peerEnded(summary)
     }
 
     /// A change of state is published at once; progress within a state at most

@@ -46,11 +46,13 @@ struct PullCommand {
         let offers = sync.incomingTransfers()
         try await sync.pull(from: peer)
         // The peer answers with one offer (empty when we lack nothing), or drops us if it does not trust us.
-        let outcome: [ContentID: ReceiveSessionHandle.Outcome]? = await withTaskGroup(of: [ContentID: ReceiveSessionHandle.Outcome]?.self) { group in
+        let end: PullEnd = await withTaskGroup(of: PullEnd?.self) { group in
             group.addTask {
                 for await offer in offers where offer.from.deviceID == id {
-                    // The pull's answer is accepted at once; one that cannot be is no answer.
-                    return try? await offer.accept().files()
+                    // The pull's answer is accepted at once.
+                    do throws(IncomingTransferError) { return .received(try await offer.accept().files()) } catch {
+                        return .notAccepted(error)
+                    }
                 }
                 return nil
             }
@@ -62,10 +64,16 @@ struct PullCommand {
             }
             let first = await group.next() ?? nil
             group.cancelAll()
-            return first
+            return first ?? .dropped
         }
         await sync.stop()
-        guard let outcome else {
+        let outcome: [ContentID: ReceiveSessionHandle.Outcome]
+        switch end {
+        case let .received(outcomes):
+            outcome = outcomes
+        case let .notAccepted(error):
+            throw CommandFailure(message: "\(peer) answered the pull, but its offer could not be accepted: \(error)", exitCode: .software)
+        case .dropped:
             throw CommandFailure(
                 message: """
                     \(peer) refused the pull: only devices it trusts with --allow-pull may pull. \
@@ -81,6 +89,15 @@ struct PullCommand {
         }
         return failed.isEmpty ? .success : .partial
     }
+}
+
+/// How a pull ended: the peer's offer received, an offer that could not be
+/// accepted (its consent had already expired), or the peer hung up on us,
+/// which is how it refuses a device it does not trust with pulls.
+private enum PullEnd: Sendable {
+    case received([ContentID: ReceiveSessionHandle.Outcome])
+    case notAccepted(IncomingTransferError)
+    case dropped
 }
 
 extension PullCommand: LFSyncCommand {

@@ -21,7 +21,7 @@ struct IncomingFileTests {
                 try file.write(chunkAt: index, bytes: F.chunk(index, of: bytes, manifest))
             }
             #expect(file.presentChunks.isComplete)
-            let staged = try file.finish()
+            let staged = try file.verify()
             #expect(staged.fileHash == manifest.fileHash)
             #expect(staged.size == 10_000)
             // The mtime is a placement's, given when it is installed.
@@ -78,7 +78,7 @@ struct IncomingFileTests {
             let manifest = F.manifest([], chunkLengths: [])
             let file = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
             #expect(file.presentChunks.isComplete)
-            let staged = try file.finish()
+            let staged = try file.verify()
             _ = try setup.installer.install([(staged, try F.path("empty.txt"))])
             #expect(try F.read(setup.library.appendingPathComponent("empty.txt")).isEmpty)
         }
@@ -99,7 +99,7 @@ struct IncomingFileTests {
             }
             #expect(throws: ReceiveError.chunkIndexOutOfRange(index: 2, chunkCount: 2)) { try file?.write(chunkAt: 2, bytes: []) }
             #expect(throws: ReceiveError.chunkIndexOutOfRange(index: -1, chunkCount: 2)) { try file?.write(chunkAt: -1, bytes: []) }
-            #expect(throws: ReceiveError.missingChunks(fileHash: manifest.fileHash, missing: 2)) { _ = try file?.finish() }
+            #expect(throws: ReceiveError.missingChunks(fileHash: manifest.fileHash, missing: 2)) { _ = try file?.verify() }
             file = nil
 
             // The partial is made by the first chunk written: none was, so there is none.
@@ -138,7 +138,7 @@ struct IncomingFileTests {
             #expect(Set(verified.indices) == written)
             #expect(Set(verified.missingIndices) == Set(manifest.chunks.indices).subtracting(written))
             for index in verified.missingIndices { try resumed.write(chunkAt: index, bytes: F.chunk(index, of: bytes, manifest)) }
-            let staged = try resumed.finish()
+            let staged = try resumed.verify()
             _ = try setup.installer.install([(staged, try F.path("VID_0001.MOV"))])
             #expect(try F.read(setup.library.appendingPathComponent("VID_0001.MOV")) == bytes)
         }
@@ -162,7 +162,7 @@ struct IncomingFileTests {
             let resumed = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
             #expect(resumed.presentChunks.indices == [0, 2])
             try resumed.write(chunkAt: 1, bytes: F.chunk(1, of: bytes, manifest))
-            _ = try resumed.finish()
+            _ = try resumed.verify()
         }
     }
 
@@ -194,7 +194,7 @@ struct IncomingFileTests {
 
             try file.write(chunkAt: 0, bytes: F.chunk(0, of: bytes, manifest))
             try file.write(chunkAt: 2, bytes: F.chunk(2, of: bytes, manifest))
-            let staged = try file.finish()
+            let staged = try file.verify()
             _ = try setup.installer.install([(staged, try F.path("IMG_0001.HEIC"))])
             #expect(try F.read(setup.library.appendingPathComponent("IMG_0001.HEIC")) == bytes)
         }
@@ -215,7 +215,7 @@ struct IncomingFileTests {
             #expect(try fileB.copyChunk(at: 1, from: .partial(fileHash: a.fileHash, offset: 0, length: 1000)))
             #expect(try !fileB.copyChunk(at: 0, from: .partial(fileHash: a.fileHash, offset: 1000, length: 500)))
             try fileB.write(chunkAt: 0, bytes: Array(bBytes[0..<500]))
-            _ = try fileB.finish()
+            _ = try fileB.verify()
         }
     }
 
@@ -229,14 +229,14 @@ struct IncomingFileTests {
             let file = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
             try file.write(chunkAt: 0, bytes: F.chunk(0, of: bytes, manifest))
             try file.write(chunkAt: 1, bytes: F.chunk(1, of: bytes, manifest))
-            #expect(throws: ReceiveError.fileHashMismatch(expected: manifest.fileHash, actual: actual)) { _ = try file.finish() }
+            #expect(throws: ReceiveError.fileHashMismatch(expected: manifest.fileHash, actual: actual)) { _ = try file.verify() }
             #expect(F.contents(of: setup.stagingURL).isEmpty)
             #expect(throws: ReceiveError.alreadyFinished(fileHash: manifest.fileHash)) { try file.write(chunkAt: 0, bytes: F.chunk(0, of: bytes, manifest)) }
         }
     }
 
     /// The engine's way in hashes each received byte once: a forged chunk of a partial nobody
-    /// else has open is written, and `finish()` refuses the file and deletes every byte of it.
+    /// else has open is written, and `verify()` refuses the file and deletes every byte of it.
     @Test func forgedReceivedChunkIsCaughtByTheFileHashAndNothingIsInstalled() async throws {
         try await TestSupport.withTemporaryDirectory { root in
             let setup = try F.setUp(in: root)
@@ -253,7 +253,7 @@ struct IncomingFileTests {
             }
             let received = bytes[0..<4000] + forged + bytes[8000...]
             #expect(throws: ReceiveError.fileHashMismatch(expected: manifest.fileHash, actual: Blake2b.hash(Array(received)))) {
-                _ = try file.finish()
+                _ = try file.verify()
             }
             #expect(F.contents(of: setup.stagingURL).isEmpty, "the refused file is deleted")
             #expect(F.contents(of: setup.library).filter { !$0.hasPrefix(".lfsync") }.isEmpty)
@@ -276,7 +276,7 @@ struct IncomingFileTests {
             #expect(resumed.presentChunks.indices == [0])
             try resumed.writeReceived(chunkAt: 1, bytes: F.chunk(1, of: bytes, manifest))
             try resumed.writeReceived(chunkAt: 2, bytes: F.chunk(2, of: bytes, manifest))
-            let staged = try resumed.finish()
+            let staged = try resumed.verify()
             _ = try setup.installer.install([(staged, try F.path("resumed.bin"))])
             #expect(try F.read(setup.library.appendingPathComponent("resumed.bin")) == bytes)
         }
@@ -300,7 +300,7 @@ struct IncomingFileTests {
             #expect(throws: ReceiveError.chunkHashMismatch(index: 2)) { try opener.writeReceived(chunkAt: 2, bytes: garbage) }
             try opener.writeReceived(chunkAt: 1, bytes: F.chunk(1, of: bytes, manifest))
             try opener.writeReceived(chunkAt: 2, bytes: F.chunk(2, of: bytes, manifest))
-            let staged = try opener.finish()
+            let staged = try opener.verify()
             _ = try setup.installer.install([(staged, try F.path("shared.bin"))])
             #expect(try F.read(setup.library.appendingPathComponent("shared.bin")) == bytes)
         }
@@ -334,7 +334,7 @@ struct IncomingFileTests {
                 try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: partial.path)
             }
             try honest.write(chunkAt: 2, bytes: F.chunk(2, of: bytes, manifest))
-            #expect(throws: ReceiveError.self) { _ = try honest.finish() }
+            #expect(throws: ReceiveError.self) { _ = try honest.verify() }
             #expect(F.contents(of: setup.library).filter { !$0.hasPrefix(".lfsync") }.isEmpty)
         }
     }
@@ -349,7 +349,7 @@ struct IncomingFileTests {
             try first.write(chunkAt: 0, bytes: F.chunk(0, of: bytes, manifest))
             let second = try IncomingFile.prepare(in: setup.staging, manifest: manifest)  // marks it shared
             try first.write(chunkAt: 1, bytes: F.chunk(1, of: bytes, manifest))
-            let staged = try first.finish()
+            let staged = try first.verify()
             _ = second
             let path = try F.path("shared.bin")
             #expect(try setup.installer.install([(staged, path)]) == [.installed(path)])
@@ -371,7 +371,7 @@ struct IncomingFileTests {
             let second = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
             #expect(second.presentChunks.indices == [0, 1, 2])
             for index in 3..<6 { try second.write(chunkAt: index, bytes: F.chunk(index, of: bytes, manifest)) }
-            let staged = try second.finish()
+            let staged = try second.verify()
 
             // The first may no longer write: the partial it shared is now someone's staged file.
             #expect(throws: ReceiveError.partialTaken(fileHash: manifest.fileHash)) {
@@ -392,7 +392,7 @@ struct IncomingFileTests {
                     path: "IMG_0001.HEIC", offset: F.offset(ofChunk: index, manifest), length: 1000, stamp: stamp)
                 #expect(try reopened.copyChunk(at: index, from: .library(location)))
             }
-            let copy = try reopened.finish()
+            let copy = try reopened.verify()
             #expect(try setup.installer.install([(copy, try F.path("Album/IMG_0001.HEIC"))]) == [.installed(try F.path("Album/IMG_0001.HEIC"))])
             #expect(try F.status(installed).inode != F.status(setup.library.appendingPathComponent("Album/IMG_0001.HEIC")).inode)
         }
@@ -411,7 +411,7 @@ struct IncomingFileTests {
             #expect(try restarted.partialFileHashes() == [manifest.fileHash])
             let file = try IncomingFile.prepare(in: restarted, manifest: manifest)
             #expect(file.presentChunks.isComplete)
-            _ = try file.finish()
+            _ = try file.verify()
             try restarted.removePartial(fileHash: manifest.fileHash)
         }
     }

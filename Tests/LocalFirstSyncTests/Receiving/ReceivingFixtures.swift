@@ -77,7 +77,7 @@ enum ReceivingFixtures {
         for index in manifest.chunks.indices.reversed() {
             try file.write(chunkAt: index, bytes: chunk(index, of: bytes, manifest))
         }
-        let staged = try file.finish()
+        let staged = try file.verify()
         try staged.prepareForInstall(modificationTimeNs: manifest.modificationTimeNs)
         return staged
     }

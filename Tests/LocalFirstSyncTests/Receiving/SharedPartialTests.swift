@@ -103,7 +103,7 @@ struct SharedPartialTests {
             let honest = HandedOver(rivals.honest)
             rivals.liar.testHookBeforeStore = {
                 race.events.append("write checked")
-                race.start("finish") { Result { () throws(ReceiveError) in try honest.value.finish() } }
+                race.start("finish") { Result { () throws(ReceiveError) in try honest.value.verify() } }
             }
             try rivals.liar.writeReceived(chunkAt: 2, bytes: rivals.garbage)
             race.events.append("write returned")
@@ -136,7 +136,7 @@ struct SharedPartialTests {
                 race.events.append("finish verified")
                 race.start("write") { Result { () throws(ReceiveError) in try liar.value.writeReceived(chunkAt: 2, bytes: garbage) } }
             }
-            let staged = try rivals.honest.finish()
+            let staged = try rivals.honest.verify()
             let outcome = race.contenderResult()
 
             #expect(race.events.all == ["finish verified", "write waits", "write returned"])
@@ -165,7 +165,7 @@ struct SharedPartialTests {
             try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: partial.path)
             try file.writeReceived(chunkAt: 1, bytes: F.chunk(1, of: bytes, manifest))
             try file.writeReceived(chunkAt: 2, bytes: F.chunk(2, of: bytes, manifest))
-            let staged = try file.finish()
+            let staged = try file.verify()
             #expect(!staged.chunkListVerified, "chunks were not hashed one by one: the file hash alone proved them")
             try F.installAndCheck(staged, bytes, at: "IMG_0002.HEIC", in: setup)
         }
@@ -182,7 +182,7 @@ struct SharedPartialTests {
             let second = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
             try second.write(chunkAt: 1, bytes: F.chunk(1, of: bytes, manifest))
             try second.write(chunkAt: 2, bytes: F.chunk(2, of: bytes, manifest))
-            try second.finish().discard()  // finished, then given up: its inode is free again
+            try second.verify().discard()  // finished, then given up: its inode is free again
             let third = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
             try third.writeReceived(chunkAt: 0, bytes: F.chunk(0, of: bytes, manifest))
             #expect(throws: ReceiveError.partialTaken(fileHash: manifest.fileHash)) {
@@ -190,7 +190,7 @@ struct SharedPartialTests {
             }
             try third.writeReceived(chunkAt: 1, bytes: F.chunk(1, of: bytes, manifest))
             try third.writeReceived(chunkAt: 2, bytes: F.chunk(2, of: bytes, manifest))
-            #expect(try !third.finish().chunkListVerified, "still its creator's own partial")
+            #expect(try !third.verify().chunkListVerified, "still its creator's own partial")
         }
     }
 }

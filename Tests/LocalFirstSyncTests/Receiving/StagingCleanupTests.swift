@@ -55,7 +55,7 @@ struct StagingCleanupTests {
     /// checks the library has exactly the file.
     static func complete(_ file: IncomingFile, _ left: Left, as name: String, in setup: F.Setup) throws {
         try file.writeReceived(chunkAt: 1, bytes: F.chunk(1, of: left.bytes, left.manifest))
-        try F.installAndCheck(try file.finish(), left.bytes, at: name, in: setup)
+        try F.installAndCheck(try file.verify(), left.bytes, at: name, in: setup)
     }
 
     @Test func partialsIdleForADayGoUnlessATransferHoldsThem() async throws {
