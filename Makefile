@@ -83,17 +83,18 @@ build: deps
 release: deps
 	$(SWIFT) build -c release $(LAYERS)
 
-# Every test: unit and end-to-end (the e2e tests run the freshly built lfsync binary),
-# in parallel. Engine deadlines run on injected clocks (tests drive them with
-# ManualClock), hashing and installs run on threads of their own, and the lab
-# (about 6 minutes, mostly waiting on its namespaces) overlaps everything else.
+# Every test: unit and end-to-end (the e2e tests run the freshly built lfsync binary).
+# Serial on purpose. In parallel on 2 cores, CPU-heavy synchronous tests hold the two
+# threads of Swift's cooperative pool, and the network tests' deadlines fire. Of ten
+# parallel runs on 2026-12-01, three failed that way or through bugs since fixed.
+# `swift test --parallel` is what to try once file and SQLite I/O are off that pool.
 test: deps test-deps lab-deps
 	$(SWIFT) build --build-tests $(LAYERS)
 	LFSYNC_BINARY=$(CURDIR)/$(DEBUG_BIN)/lfsync \
 	LFSYNC_DISCOVERY_PROBE=$(CURDIR)/$(DEBUG_BIN)/lfsync-discovery-probe \
 	LFSYNC_BENCH_BINARY=$(CURDIR)/$(DEBUG_BIN)/lfsync-bench \
 	LFSYNC_HOSTILE_PEER=$(CURDIR)/$(DEBUG_BIN)/lfsync-hostile-peer \
-	$(SWIFT) test --skip-build --parallel
+	$(SWIFT) test --skip-build --no-parallel
 
 # The multi-device lab alone (root; network namespaces with their own avahi-daemon).
 # It exits 77 when it cannot run here; that is reported, not a failure.

@@ -31,4 +31,8 @@ final class TCPConnection: Connection {
     package func close() async {
         await core.close()
     }
+
+    package func abort() async {
+        await core.closeAbortively()
+    }
 }

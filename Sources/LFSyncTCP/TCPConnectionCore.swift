@@ -377,6 +377,19 @@ final class TCPConnectionCore: ReactorHandler, Sendable {
     ///    flight; lingering avoids that, and doing it in the background means the caller
     ///    never waits for the peer (`await a.close(); await b.close()` must not stall).
     package func close() async {
+        await close(abortively: false)
+    }
+
+    /// Closes at once with a reset, releasing the descriptor now instead of flushing and
+    /// lingering: for a connection that is owed nothing (refused over a cap, or silent past
+    /// its set-up deadline). A flood of such connections must not hold descriptors through
+    /// graceful closes: a process out of descriptors fails every `open`, and libdispatch's
+    /// worker monitor crashes the process when it cannot open `/proc/<tid>/stat`.
+    package func closeAbortively() async {
+        await close(abortively: true)
+    }
+
+    private func close(abortively: Bool) async {
         let first = closeState.withLock { state -> Bool in
             guard case .open = state else { return false }
             state = .closing([])
@@ -394,7 +407,7 @@ final class TCPConnectionCore: ReactorHandler, Sendable {
             }
             return
         }
-        await performClose()
+        await performClose(abortively: abortively)
         let waiters = closeState.withLock { state -> [CheckedContinuation<Void, Never>] in
             defer { state = .closed }
             guard case .closing(let waiters) = state else { return [] }
@@ -403,7 +416,11 @@ final class TCPConnectionCore: ReactorHandler, Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
-    private func performClose() async {
+    private func performClose(abortively: Bool) async {
+        if abortively {
+            releaseDescriptor(abortive: true)
+            return
+        }
         let deadline = MonotonicInstant.now().advanced(by: closeTimeout)
         let (refused, mustFlush) = writer.withLock { side -> ([CheckedContinuation<SendResult, Never>], Bool) in
             side.closedLocally = true

@@ -41,4 +41,16 @@ public protocol Connection: Sendable {
     /// by unread input cannot destroy data still in flight. Dropping the last reference
     /// without calling `close()` closes in the background as well.
     func close() async
+
+    /// Closes at once, without flushing or waiting for the peer (TCP sends a reset), so the
+    /// connection's resources are free now: for a peer that is owed nothing — refused over
+    /// a cap, or silent past its set-up deadline. Idempotent, like `close()`.
+    func abort() async
+}
+
+extension Connection {
+    /// Transports without a graceful close to skip (the in-memory one) simply close.
+    public func abort() async {
+        await close()
+    }
 }

@@ -256,7 +256,8 @@ public actor LocalSync {
         switch admission.admit(from: address) {
         case let .refused(reason):
             if let line = refusalLog.note("refused a connection from \(address): \(reason)") { configuration.log(line) }
-            Task { await connection.close() }
+            // Owed nothing: its descriptor is released now, not after a graceful close's linger.
+            Task { await connection.abort() }
         case let .admitted(ticket):
             Task {
                 let session = await self.handshakeIncoming(connection, ticket: ticket)
@@ -283,7 +284,7 @@ public actor LocalSync {
     private func handshakeIncoming(_ connection: any Connection, ticket: ConnectionAdmission.Ticket) async -> PeerSession? {
         // Closing is what ends any wait on the connection; the handshake has its own deadline too.
         let clock = configuration.clock
-        let watchdog = Deadline.after(WireProtocol.setUpTimeout, on: clock) { await connection.close() }
+        let watchdog = Deadline.after(WireProtocol.setUpTimeout, on: clock) { await connection.abort() }
         defer { watchdog.cancel() }
         let channel: SecureChannel
         do { channel = try await SecureChannel.accept(over: connection, identity: identity, timeout: WireProtocol.setUpTimeout, clock: clock) } catch {

@@ -161,23 +161,32 @@ package final class SecureChannel: Sendable {
     }
 
     /// Runs the handshake, closing the connection when it fails or overruns
-    /// `timeout` (closing is what unblocks a pending receive). The timer is the
-    /// engine's one `Deadline`, on the caller's clock.
+    /// `timeout` (closing is what unblocks a pending receive; a peer past its
+    /// deadline is owed nothing, so the close is abortive). The handshake runs
+    /// in a child task raced against the clock: a version on the shared
+    /// `Deadline` that ran it inline crashed once (a bad job pointer in
+    /// `silentPeerTimesOut`) and was taken back until that is understood.
     private static func withDeadline<T: Sendable>(
         _ timeout: Duration, clock: any Clock<Duration>, connection: any Connection,
-        _ body: () async throws(SecureChannelError) -> T
+        _ body: @escaping @Sendable () async throws(SecureChannelError) -> T
     ) async throws(SecureChannelError) -> T {
-        let overran = AtomicFlag()
-        let watchdog = Deadline.after(timeout, on: clock) {
-            overran.set()
-            await connection.close()
-        }
-        defer { watchdog.cancel() }
-        let outcome: Result<T, SecureChannelError>
-        do throws(SecureChannelError) { outcome = .success(try await body()) } catch { outcome = .failure(error) }
-        if overran.isSet {
-            await connection.close()
-            throw .handshakeTimedOut
+        let outcome: Result<T, SecureChannelError> = await withTaskGroup(of: Result<T, SecureChannelError>?.self) { group in
+            group.addTask {
+                do throws(SecureChannelError) { return .success(try await body()) } catch { return .failure(error) }
+            }
+            group.addTask {
+                try? await clock.sleep(for: timeout)
+                return Task.isCancelled ? nil : .failure(.handshakeTimedOut)
+            }
+            var first: Result<T, SecureChannelError>?
+            while first == nil, let next = await group.next() {
+                first = next
+                if case .failure(.handshakeTimedOut) = next ?? .failure(.closed) { await connection.abort() }
+            }
+            group.cancelAll()
+            // Wait for the other task, so nothing outlives the handshake.
+            while let _ = await group.next() {}
+            return first ?? .failure(.closed)
         }
         switch outcome {
         case let .success(value): return value

@@ -127,6 +127,26 @@ import Testing
         await listener.close()
     }
 
+    /// A connection refused over a cap (or silent past its set-up deadline) is aborted: its
+    /// descriptor goes at once, with a reset, instead of lingering up to the close timeout
+    /// while the peer holds it open. A flood of them used to exhaust `serve`'s descriptors.
+    @Test func abortReleasesTheDescriptorAtOnceWithAReset() async throws {
+        let transport = TCPTransport(configuration: .init(closeTimeout: .seconds(30)))
+        let listener = try await transport.listen(on: PeerAddress(host: "127.0.0.1", port: 0))
+        async let accepted = listener.accept()
+        let client = try await transport.connect(to: listener.localAddress, timeout: .seconds(5))
+        let server = try #require(try await accepted as? TCPConnection)
+        let descriptor = server.core.fd
+        // The client never closes: a graceful close would linger for the whole 30 s.
+        await server.abort()
+        #expect(fcntl(descriptor, F_GETFD) == -1 && errno == EBADF, "the descriptor is closed as abort returns")
+        #expect(await Support.transportError { () async throws(TransportError) in try await client.receive() } == .connectionReset)
+        // Closing afterwards is harmless (idempotent).
+        await server.close()
+        await client.close()
+        await listener.close()
+    }
+
     @Test func sendsToAClosedPeerFailOnceItStopsLingering() async throws {
         // A closed peer first reads and discards (so our data in flight survives), then
         // releases its socket at its close timeout; from then on our sends are reset.

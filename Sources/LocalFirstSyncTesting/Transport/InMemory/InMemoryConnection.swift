@@ -35,6 +35,11 @@ public final class InMemoryConnection: Connection {
         link.close(side)
     }
 
+    /// The same as `close()`: in memory there is nothing to flush or linger over.
+    public func abort() async {
+        link.close(side)
+    }
+
     /// Applies byte faults (cut, close, delay) to this live connection. Directions are
     /// relative to the connection, not to this end: `.fromConnector` is always the
     /// connecting side's outgoing stream.
