@@ -85,8 +85,8 @@ release: deps
 
 # Every test: unit and end-to-end (the e2e tests run the freshly built lfsync binary).
 # Serial on purpose. In parallel on 2 cores, CPU-heavy synchronous tests hold the two
-# threads of Swift's cooperative pool, and the network tests' deadlines fire. Of ten
-# parallel runs on 2026-12-01, three failed that way or through bugs since fixed.
+# threads of Swift's cooperative pool, and the network tests' deadlines fire. Of eight
+# parallel runs that finished on 2026-12-01, three failed that way or through bugs since fixed.
 # `swift test --parallel` is what to try once file and SQLite I/O are off that pool.
 test: deps test-deps lab-deps
 	$(SWIFT) build --build-tests $(LAYERS)
