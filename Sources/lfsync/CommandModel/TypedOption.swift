@@ -14,22 +14,20 @@ struct Flag: Sendable {
 /// value that does not convert is a usage error naming the option (exit 64),
 /// raised by the parser before the command does anything.
 struct Option<Value: Sendable>: Sendable {
+    /// Carries `expected` (what a valid value looks like) for the parser's message.
     let spec: OptionSpec
-    /// What a valid value looks like, for the error message ("a number of seconds").
-    private let expected: String
     private let convert: @Sendable (String) -> Value?
 
     init(_ long: String, valueName: String, help: String, completion: CompletionKind = .none,
          expected: String, convert: @escaping @Sendable (String) -> Value?) {
         spec = OptionSpec(long: long, valueName: valueName, help: help, completion: completion,
                           accepts: { convert($0) != nil }, expected: expected)
-        self.expected = expected
         self.convert = convert
     }
 
     func value(from text: String, command: String) throws(UsageError) -> Value {
         guard let value = convert(text) else {
-            throw UsageError(message: "'\(text)' is not a valid value for '--\(spec.long)': expected \(expected)",
+            throw UsageError(message: "'\(text)' is not a valid value for '--\(spec.long)': expected \(spec.expected ?? spec.valueName ?? "a value")",
                              hint: "Run 'lfsync \(command) --help' for usage.")
         }
         return value
