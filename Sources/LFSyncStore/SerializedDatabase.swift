@@ -1,3 +1,4 @@
+import LFSyncSystem
 import Synchronization
 
 /// The one SQLite connection the stores of a `StateDatabase` share, guarded by
@@ -13,6 +14,9 @@ import Synchronization
 /// reentrant: store methods never call each other while holding it.
 package final class SerializedDatabase: Sendable {
     private let connection: Mutex<SQLiteDatabase?>
+    /// Where callers on the cooperative pool send their commits: each waits
+    /// for an fsync (`synchronous=FULL`), which must not hold a pool thread.
+    package let thread = BlockingQueue(label: "lfsync.sqlite")
 
     package init(_ database: consuming sending SQLiteDatabase) {
         connection = Mutex(database)

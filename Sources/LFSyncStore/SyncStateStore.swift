@@ -57,6 +57,25 @@ public final class SyncStateStore: Sendable {
         database.close()
     }
 
+    // MARK: Off the cooperative pool
+
+    /// Runs `body` with this store on the database's own thread, after every
+    /// call queued there before it, and waits for it without holding a thread
+    /// of Swift's cooperative pool (a commit waits for an fsync). With an
+    /// empty body it is a barrier: everything `enqueue`d before is done.
+    package func onDatabaseThread<Value: Sendable>(
+        _ body: @escaping @Sendable (SyncStateStore) throws(SQLiteError) -> Value
+    ) async throws(SQLiteError) -> Value {
+        try await database.thread.run { () throws(SQLiteError) -> Value in try body(self) }
+    }
+
+    /// Queues `body` on the database's own thread and returns at once: for
+    /// bookkeeping whose failure the caller would ignore anyway (`in flight`,
+    /// `pending`), kept in order with every other call through the thread.
+    package func enqueue(_ body: @escaping @Sendable (SyncStateStore) throws(SQLiteError) -> Void) {
+        database.thread.async { try? body(self) }
+    }
+
     // MARK: Reading one row
 
     /// `nil` when this content was never recorded for this peer.

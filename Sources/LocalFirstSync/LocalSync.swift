@@ -362,7 +362,8 @@ public actor LocalSync {
             },
             announceTransfer: { [incomingTransferStream] in incomingTransferStream.continuation.yield($0) },
             onReceived: { contents, peer in
-                try? store.recordSynced(contents, peer: peer.ledgerKey)
+                let key = peer.ledgerKey
+                _ = try? await store.onDatabaseThread { store throws(SQLiteError) in try store.recordSynced(contents, peer: key) }
             },
             onPull: { [weak self] peer throws(SyncError) in
                 guard let self else { return }
@@ -526,7 +527,10 @@ public actor LocalSync {
         }
         guard let handler = pullHandler, let library = pullLibrary else { throw .declined(reason: "this device does not serve pulls") }
         let assets = await handler(peer)
-        let notSynced = Set((try? store.contentIDs(notSyncedWith: peer.ledgerKey, from: assets.map(\.contentID))) ?? assets.map(\.contentID))
+        let candidates = assets.map(\.contentID), key = peer.ledgerKey
+        let notSynced = Set((try? await store.onDatabaseThread { store throws(SQLiteError) in
+            try store.contentIDs(notSyncedWith: key, from: candidates)
+        }) ?? candidates)
         _ = send(assets.filter { notSynced.contains($0.contentID) }, from: library, to: .peers([peer]))
     }
 }

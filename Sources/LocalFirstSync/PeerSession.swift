@@ -39,6 +39,8 @@ actor PeerSession {
     /// Finishing (verify) and installing (fsync, rename) run off this actor,
     /// so the next chunks keep coming while the disk catches up.
     private let installs = AssetInstallQueue()
+    /// Chunks are written off this actor too, in order (see `ChunkWriteQueue`).
+    private let chunkWrites = ChunkWriteQueue()
     private var jobsInFlight = 0
     private var jobWaiters: [CheckedContinuation<Void, Never>] = []
     /// Replies and receipts, and the ledger rows of assets received, waiting to
@@ -47,11 +49,16 @@ actor PeerSession {
     private var outbox: [WireMessage] = []
     private var receivedToRecord: [(content: ContentID, bytes: UInt64)] = []
     private var flushScheduled = false
+    /// The flush under way: flushes run one after another, so the messages of
+    /// one never overtake those of the one before while it waits for its commit.
+    private var flushing: Task<Void, Never>?
     /// Beyond this many queued jobs a slow disk slows the peer down: the
     /// session stops reading until the queue drains. Jobs are small (their
     /// data is already on disk), and a deep queue is what lets installs land
     /// in large groups under one durability barrier.
     private static let maxQueuedJobs = 1024
+    /// And beyond this many bytes of chunks waiting to be written.
+    private static let maxQueuedWriteBytes = 32 << 20
 
     init(peer: Peer, channel: SecureChannel, context: SessionContext) {
         self.peer = peer
@@ -228,11 +235,21 @@ actor PeerSession {
         do { bytes = try chunk.payload.decoded(using: decompressor) } catch {
             throw .malformedMessage("chunk \(chunk.chunkIndex): \(error)")
         }
-        let result = Result { () throws(ReceiveError) in
-            guard let file = partials[destination.fileHash] else { throw ReceiveError.partialTaken(fileHash: destination.fileHash) }
-            try file.writeReceived(chunkAt: Int(chunk.chunkIndex), bytes: bytes)
+        guard let file = partials[destination.fileHash] else {
+            await perform(incoming.chunkWritten(destination, bytes: bytes.count, .failure(.partialTaken(fileHash: destination.fileHash))))
+            return
         }
-        await perform(incoming.chunkWritten(destination, bytes: bytes.count, result))
+        jobsInFlight += 1
+        chunkWrites.write(HandedOver(file), chunkAt: Int(chunk.chunkIndex), bytes: bytes, for: destination) { [weak self] in
+            Task { await self?.chunksWritten() }
+        }
+    }
+
+    private func chunksWritten() async {
+        for written in chunkWrites.takeLanded() {
+            jobDone()
+            await perform(incoming.chunkWritten(written.destination, bytes: written.byteCount, written.result))
+        }
     }
 
     /// Carries out what `IncomingOffers` decided, in order.
@@ -278,20 +295,23 @@ actor PeerSession {
     private func scheduleFlush() {
         guard !flushScheduled else { return }
         flushScheduled = true
-        Task { await self.flush() }
+        let previous = flushing
+        flushing = Task {
+            await previous?.value
+            await self.flush()
+        }
     }
 
-    /// Sends what the outbox holds, in order, and records what was received.
+    /// Records what was received, then sends what the outbox holds, in order.
+    /// The ledger rows are committed (on the database's thread) before the
+    /// Receipts that follow them leave: what we confirm, our ledger has.
     private func flush() async {
         flushScheduled = false
-        if !receivedToRecord.isEmpty {
-            let contents = receivedToRecord
-            receivedToRecord = []
-            context.receivedAssets(contents, from: peer)
-        }
-        guard !outbox.isEmpty else { return }
-        let messages = outbox
+        let contents = receivedToRecord, messages = outbox
+        receivedToRecord = []
         outbox = []
+        if !contents.isEmpty { await context.receivedAssets(contents, from: peer) }
+        guard !messages.isEmpty else { return }
         if closedReason != nil {
             // `close()` is letting queued installs finish: the channel is still open, and the
             // peer waits for exactly these receipts.
@@ -390,7 +410,7 @@ actor PeerSession {
 
     /// Stops reading the peer while too much waits for the disk (backpressure).
     private func waitForJobsToDrain(below limit: Int = PeerSession.maxQueuedJobs) async {
-        while jobsInFlight >= limit {
+        while jobsInFlight >= limit || (jobsInFlight > 0 && chunkWrites.bytesQueued > Self.maxQueuedWriteBytes) {
             await withCheckedContinuation { jobWaiters.append($0) }
         }
     }
@@ -407,6 +427,7 @@ actor PeerSession {
         for offerID in ended.open { receiptStreams.removeValue(forKey: offerID)?.finish() }
         // Verified chunks stay in staging: the next offer of the same content resumes from them.
         await perform(incoming.closed(reason: reason))
+        await flushing?.value
         await flush()
         for file in staged.values { try? file.discard() }
         staged = [:]
@@ -423,8 +444,10 @@ actor PeerSession {
     }
 }
 
-/// A value handed from the session's actor to the install queue's thread,
-/// never to be touched by the session again: so it crosses unshared.
+/// A value handed from the session's actor to the threads that write,
+/// verify and install: the session only passes it along, and those threads
+/// use it one after another (each job is queued once the one before has
+/// reported back), so it is never used by two at once.
 struct HandedOver<Value>: @unchecked Sendable {
     let value: Value
 

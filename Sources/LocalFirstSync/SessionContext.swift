@@ -9,13 +9,14 @@ struct SessionContext: Sendable {
     let clock: any Clock<Duration>
     let importerProvider: @Sendable () throws(SyncError) -> LibraryImporter
     let announceTransfer: @Sendable (IncomingTransfer) -> Void
-    let onReceived: @Sendable ([(content: ContentID, bytes: UInt64)], Peer) -> Void
+    let onReceived: @Sendable ([(content: ContentID, bytes: UInt64)], Peer) async -> Void
     let onPull: @Sendable (Peer) async throws(SyncError) -> Void
     let logger: @Sendable (String) -> Void
 
     func importer() throws(SyncError) -> LibraryImporter { try importerProvider() }
     func announce(_ transfer: IncomingTransfer) { announceTransfer(transfer) }
-    func receivedAssets(_ contents: [(content: ContentID, bytes: UInt64)], from peer: Peer) { onReceived(contents, peer) }
+    /// Records received assets in the ledger; returns once they are committed.
+    func receivedAssets(_ contents: [(content: ContentID, bytes: UInt64)], from peer: Peer) async { await onReceived(contents, peer) }
     func pullRequested(by peer: Peer) async throws(SyncError) { try await onPull(peer) }
     func log(_ line: String) { logger(line) }
 }

@@ -128,9 +128,16 @@ struct IncomingOffers {
     private enum ContentState { case receiving, verifying, staged }
 
     private struct Content {
+        /// Tells this reception of the content from an earlier one that failed:
+        /// a write of the earlier one that lands late does not count here.
+        let reception: UInt64
         let carrier: AssetKey
         let carrierFile: Int
+        /// Chunks not received yet.
         var missing: Int
+        /// Chunks received and handed to be written, whose outcome is not in:
+        /// the content is verified only once every write has landed.
+        var writing = 0
         var state: ContentState
         /// Placement files still to be served a copy (or the file itself).
         var consumers: Int
@@ -143,6 +150,7 @@ struct IncomingOffers {
     /// Offers that ended with failed assets: chunks the sender had already sent for them are dropped.
     private var closedOffers = Set<UInt64>()
     private var contents: [Hash256: Content] = [:]
+    private var nextReception: UInt64 = 0
     /// Contents taken by installs still landing, with how many: gone from
     /// `contents`, not yet in the library's chunk index. An offer needing one
     /// is planned once they have landed — then its chunks are copied locally
@@ -357,7 +365,8 @@ struct IncomingOffers {
                     let hash = file.manifest.fileHash
                     needs.append(hash)
                     if contents[hash] == nil, let missing = plan.missing[hash] {
-                        contents[hash] = Content(carrier: key, carrierFile: fileIndex, missing: missing.count,
+                        nextReception += 1
+                        contents[hash] = Content(reception: nextReception, carrier: key, carrierFile: fileIndex, missing: missing.count,
                                                  state: missing.count == 0 ? .verifying : .receiving, consumers: 0, waiters: [])
                         if missing.count == 0 {
                             newlyComplete.append(hash)
@@ -423,6 +432,7 @@ struct IncomingOffers {
     struct ChunkDestination {
         let fileHash: Hash256
         let pushID: UInt64
+        fileprivate let reception: UInt64
     }
 
     /// Checks a chunk against what was asked for and marks it received.
@@ -451,7 +461,8 @@ struct IncomingOffers {
               content.carrier == AssetKey(offerID: chunk.offerID, contentID: chunk.contentID), content.carrierFile == fileIndex
         else { return nil }
         contents[hash]?.missing -= 1
-        return ChunkDestination(fileHash: hash, pushID: pushID)
+        contents[hash]?.writing += 1
+        return ChunkDestination(fileHash: hash, pushID: pushID, reception: content.reception)
     }
 
     /// The push and file manifest of a chunk that was asked for; a violation otherwise.
@@ -471,14 +482,16 @@ struct IncomingOffers {
     /// The chunk the session was told to write has been written (or not).
     mutating func chunkWritten(_ destination: ChunkDestination, bytes: Int, _ result: Result<Void, ReceiveError>) -> [Action] {
         let hash = destination.fileHash
-        guard let content = contents[hash], content.state == .receiving else { return [] }
+        guard contents[hash]?.reception == destination.reception, contents[hash]?.state == .receiving else { return [] }
+        contents[hash]?.writing -= 1
+        guard let content = contents[hash] else { return [] }
         if case let .failure(error) = result {
             return failContent(hash, reason: error.description)
         }
         pushes[destination.pushID]?.progress.bytesDone += UInt64(bytes)
         var actions: [Action] = []
         if let progress = pushes[destination.pushID]?.progress { actions.append(.progress(pushID: destination.pushID, progress)) }
-        if content.missing == 0 {
+        if content.missing == 0, content.writing == 0 {
             contents[hash]?.state = .verifying
             actions.append(.verify(hash))
         }
@@ -647,13 +660,15 @@ struct IncomingOffers {
         }
         let assets = offer.assets
         var actions: [Action] = []
-        let carried = contents.filter { $0.value.carrier.offerID == offerID && $0.value.state == .receiving }.map(\.key)
+        // A content whose every chunk arrived goes on (its last writes may still be landing).
+        let carried = contents.filter { $0.value.carrier.offerID == offerID && $0.value.state == .receiving && $0.value.missing > 0 }
+            .map(\.key)
         for hash in carried.sorted() {
             actions += failContent(hash, reason: "sender cancelled: \(reason)")
         }
         for asset in assets {
             guard let pending = offers[offerID]?.pending[asset.contentID], !pending.installing,
-                  pending.waitingFor.contains(where: { contents[$0]?.state != .verifying && contents[$0]?.state != .staged })
+                  pending.waitingFor.contains(where: { contents[$0].map { $0.state == .receiving && $0.missing > 0 } ?? true })
             else { continue }
             actions += fail(AssetKey(offerID: offerID, contentID: asset.contentID), reason: "sender cancelled: \(reason)")
         }

@@ -44,6 +44,10 @@ actor BroadcastChunkReader {
     private var cacheOrder: [Key] = []
     private var cachedBytes = 0
     private var openFiles: [RelativePath: ReadOnlyFile] = [:]
+    /// Reads under way, each awaited by the peers that asked for the same chunk meanwhile.
+    private var reads: [Key: Eventual<Result<ChunkPayload, Failure>>] = [:]
+    /// Reading, checking and encoding happen here, one chunk after another.
+    private let disk = BlockingQueue(label: "lfsync.send.read")
     private(set) var diskReads = 0
     private(set) var bytesRead: UInt64 = 0
 
@@ -79,10 +83,11 @@ actor BroadcastChunkReader {
     }
 
     /// - Parameter settled: the status under which the scan vouched for the file's manifest, if it did.
-    func payload(for key: Key, file: FileManifest, chunkOffset: UInt64, settled: FileStatus?) throws(Failure) -> ChunkPayload {
+    func payload(for key: Key, file: FileManifest, chunkOffset: UInt64, settled: FileStatus?) async throws(Failure) -> ChunkPayload {
         defer { release(key) }
         if let cached = cache[key] { return cached }
-        let chunk = file.chunks[key.chunkIndex]
+        // Another peer's read of this chunk is under way: it is read once, and shared.
+        if let reading = reads[key] { return try await reading.wait().get() }
         let handle: ReadOnlyFile
         if let open = openFiles[file.path] {
             handle = open
@@ -93,27 +98,48 @@ actor BroadcastChunkReader {
             if openFiles.count > 64 { openFiles.removeAll() }
             openFiles[file.path] = handle
         }
-        let bytes: [UInt8]
-        do { bytes = try handle.read(atOffset: chunkOffset, count: Int(chunk.length)) } catch {
-            throw .unreadable(path: file.path, reason: error.message)
-        }
+        let reading = Eventual<Result<ChunkPayload, Failure>>()
+        reads[key] = reading
+        let source = HandedOver(handle)
+        let read = await disk.run { Self.read(file, chunk: key.chunkIndex, at: chunkOffset, from: source, settled: settled) }
+        reads[key] = nil
         diskReads += 1
-        bytesRead += UInt64(bytes.count)
-        guard bytes.count == Int(chunk.length) else { throw .sourceChanged(path: file.path) }
-        // Hashing, where needed, runs in the sending job's prefetch, in parallel with the
-        // encryption of the previous chunk.
-        if settled == nil || (try? handle.status()) != settled {
-            chunksHashed += 1
-            guard Blake2b.hash(bytes) == chunk.hash else { throw .sourceChanged(path: file.path) }
-        }
-        let payload = MediaType(path: file.path.string).isAlreadyCompressed ? ChunkPayload.raw(bytes) : ChunkPayload.encode(raw: bytes)
-        if (demand[key] ?? 0) > 1 {
+        bytesRead += UInt64(read.bytesRead)
+        if read.hashed { chunksHashed += 1 }
+        if case let .success(payload) = read.result, (demand[key] ?? 0) > 1 {
             cache[key] = payload
             cacheOrder.append(key)
             cachedBytes += payload.encodedLength
             evictOverBudget()
         }
-        return payload
+        reading.resolve(read.result)
+        return try read.result.get()
+    }
+
+    private struct Read: Sendable {
+        var result: Result<ChunkPayload, Failure>
+        var bytesRead = 0
+        var hashed = false
+    }
+
+    /// Reads a chunk, checks it and encodes it, on the reader's own thread: the
+    /// `pread` may wait for the disk, which must not hold the cooperative pool.
+    private static func read(
+        _ file: FileManifest, chunk index: Int, at offset: UInt64, from handle: HandedOver<ReadOnlyFile>, settled: FileStatus?
+    ) -> Read {
+        let chunk = file.chunks[index]
+        let bytes: [UInt8]
+        do { bytes = try handle.value.read(atOffset: offset, count: Int(chunk.length)) } catch {
+            return Read(result: .failure(.unreadable(path: file.path, reason: error.message)))
+        }
+        var read = Read(result: .failure(.sourceChanged(path: file.path)), bytesRead: bytes.count)
+        guard bytes.count == Int(chunk.length) else { return read }
+        if settled == nil || (try? handle.value.status()) != settled {
+            read.hashed = true
+            guard Blake2b.hash(bytes) == chunk.hash else { return read }
+        }
+        read.result = .success(MediaType(path: file.path.string).isAlreadyCompressed ? ChunkPayload.raw(bytes) : ChunkPayload.encode(raw: bytes))
+        return read
     }
 
     /// Forgets a peer's remaining demand (it failed or was cut).

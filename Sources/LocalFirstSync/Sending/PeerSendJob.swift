@@ -117,8 +117,21 @@ actor PeerSendJob {
         // The scan stopped part-way: what it never reached was not sent.
         if let failure = push.failure, case .completed = summary.state { summary.state = .failed(reason: failure) }
         if cancelled, summary.state == .completed, !everythingConfirmed { summary.state = .cancelled }
+        // The ledger says what the summary says before anyone hears the push ended.
+        _ = try? await store.onDatabaseThread { _ in }
         publish(summary.state)
         transfer.peerEnded(summary)
+    }
+
+    /// Ledger rows go to the database's own thread, in order, and the job goes on:
+    /// a commit waits for an fsync, which must not hold the cooperative pool
+    /// (`run()` waits for them all before it reports the end).
+    private func record(_ state: SyncState, for contents: [ContentID], reason: String? = nil, unlessSynced: Bool = false) {
+        guard !contents.isEmpty else { return }
+        let peer = peer.ledgerKey
+        store.enqueue { store throws(SQLiteError) in
+            try store.record(state, for: contents, peer: peer, reason: reason, unlessSynced: unlessSynced)
+        }
     }
 
     /// A change of state is published at once; progress within a state at most
@@ -144,7 +157,7 @@ actor PeerSendJob {
         func launch(upTo end: Int) {
             while launched < end, push.isReady(launched), let offer = push.offer(launched), let batch = push.batch(launched) {
                 let contents = offer.assets.map(\.contentID)
-                try? store.record(.inFlight, for: contents, peer: peer.ledgerKey, unlessSynced: true)
+                record(.inFlight, for: contents, unlessSynced: true)
                 // Owed from now on: receipts may arrive before this task hears the reply they follow.
                 for asset in offer.assets {
                     owed[ReceiptKey(offerID: offer.offerID, contentID: asset.contentID)] = asset.contentSize
@@ -232,7 +245,7 @@ actor PeerSendJob {
             outstanding[content] = entry
         } else if repeated, summary.failures[content] == nil {
             outstanding[content] = (1, counted: true)
-            try? store.record(.inFlight, for: [content], peer: peer.ledgerKey)
+            record(.inFlight, for: [content])
         } else {
             outstanding[content] = (1, counted: false)
         }
@@ -363,7 +376,7 @@ actor PeerSendJob {
             if let batch = push.batch(index) { unconfirmed += batch.assets.map(\.contentID) }
         }
         everythingConfirmed = unconfirmed.isEmpty && launched >= push.batchCount
-        try? store.record(.pending, for: unconfirmed.filter { summary.failures[$0] == nil }, peer: peer.ledgerKey, unlessSynced: true)
+        record(.pending, for: unconfirmed.filter { summary.failures[$0] == nil }, unlessSynced: true)
     }
 
     // MARK: - Receipts
@@ -437,7 +450,8 @@ actor PeerSendJob {
     }
 
     private func commitConfirmed() {
-        try? store.recordSynced(confirmed, peer: peer.ledgerKey)
+        let entries = confirmed, peer = peer.ledgerKey
+        store.enqueue { store throws(SQLiteError) in try store.recordSynced(entries, peer: peer) }
         confirmed.removeAll(keepingCapacity: true)
         lastCommit = .now
     }
@@ -455,7 +469,7 @@ actor PeerSendJob {
                 summary.assetsStored -= 1
             }
         }
-        try? store.record(.failed, for: fresh, peer: peer.ledgerKey, reason: failure.description, unlessSynced: true)
+        record(.failed, for: fresh, reason: failure.description, unlessSynced: true)
     }
 
     /// The whole batch ends unsent (declined, refused, no answer): no receipt is owed for it.

@@ -262,6 +262,19 @@ import Testing
         #expect(try state.destination(of: Self.chunk(1, Self.first, file: 0)) == nil)
     }
 
+    @Test func aCancelSparesAContentWhoseChunksAllArrivedWhileItsWriteIsStillLanding() throws {
+        // Chunk writes land on a thread of their own, after the session has read on: the
+        // sender's Cancel can come between a chunk's arrival and its write's outcome.
+        var state = IncomingOffers()
+        _ = try state.received(Self.offer(1, [Self.copies]))
+        _ = Self.settle(&state, state.decided(pushID: 1, accepted: true))
+        let destination = try #require(try state.destination(of: Self.chunk(1, Self.copies, file: 0)))
+        let cancelled = state.cancelled(offerID: 1, reason: "some files changed while being sent")
+        #expect(Self.receipts(cancelled).isEmpty, "nothing of this asset was still to come")
+        let written = state.chunkWritten(destination, bytes: 1, .success(()))
+        #expect(Self.verifications(written) == [Self.copies.files[0].manifest.fileHash])
+    }
+
     @Test func aContentThatFailsFailsEveryAssetWaitingForIt() throws {
         var state = IncomingOffers()
         _ = try state.received(Self.offer(1, [Self.first, Self.second]))

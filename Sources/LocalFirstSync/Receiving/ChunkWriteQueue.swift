@@ -1,0 +1,54 @@
+import LFSyncStore
+import LFSyncSystem
+import Synchronization
+
+/// Writes received chunks into their partial files on a thread of its own,
+/// for one receiving session.
+///
+/// A `pwrite` usually copies into the page cache and returns; under writeback
+/// pressure it waits for the disk, and on the session's actor that wait would
+/// hold a thread of the cooperative pool (and with it the peer's other
+/// messages, timers and every other task). Writes run in the order they were
+/// queued; their outcomes are collected and handed back in batches, one
+/// wake-up of the session for however many landed meanwhile.
+final class ChunkWriteQueue: Sendable {
+    struct Written: Sendable {
+        let destination: IncomingOffers.ChunkDestination
+        let byteCount: Int
+        let result: Result<Void, ReceiveError>
+    }
+
+    private let thread = BlockingQueue(label: "lfsync.receive.write")
+    private let landed = Mutex<[Written]>([])
+    private let queuedBytes = Atomic<Int>(0)
+
+    /// Bytes queued and not written yet (what the session holds in memory for them).
+    var bytesQueued: Int { queuedBytes.load(ordering: .relaxed) }
+
+    /// Queues the write of chunk `index` into `file`. When it has landed and no
+    /// earlier outcome is still waiting to be collected, `wake` is called (on
+    /// the queue's thread): the session then collects with `takeLanded()`.
+    func write(
+        _ file: HandedOver<IncomingFile>, chunkAt index: Int, bytes: ArraySlice<UInt8>,
+        for destination: IncomingOffers.ChunkDestination, wake: @escaping @Sendable () -> Void
+    ) {
+        queuedBytes.add(bytes.count, ordering: .relaxed)
+        thread.async {
+            let result = Result { () throws(ReceiveError) in try file.value.writeReceived(chunkAt: index, bytes: bytes) }
+            self.queuedBytes.subtract(bytes.count, ordering: .relaxed)
+            let first = self.landed.withLock { landed in
+                landed.append(Written(destination: destination, byteCount: bytes.count, result: result))
+                return landed.count == 1
+            }
+            if first { wake() }
+        }
+    }
+
+    /// The outcomes that landed since the last call, in the order written.
+    func takeLanded() -> [Written] {
+        landed.withLock { landed in
+            defer { landed = [] }
+            return landed
+        }
+    }
+}
