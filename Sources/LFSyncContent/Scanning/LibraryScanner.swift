@@ -84,8 +84,13 @@ public struct LibraryScanner: Sendable {
     ) async throws(Failure) -> LibraryScan {
         let started = ContinuousClock.now
         progress(ScanProgress(phase: .walking, filesTotal: 0, filesDone: 0, bytesToHash: 0, bytesHashed: 0))
-        let walk: (files: [DirectoryWalker.Entry], skipped: [SkippedEntry])
-        do { walk = try DirectoryWalker(rootPath: rootPath).walk() } catch { throw .cannotOpenLibrary(error) }
+        // The walk, the cache's rows and its commits wait for the disk: on a thread of their
+        // own, not on the cooperative pool (a walk of 200,000 files takes seconds).
+        let disk = BlockingQueue(label: "lfsync.scan")
+        let rootPath = rootPath, cache = cache, chunkIndex = chunkIndex
+        let walk = try await disk.run { () throws(Failure) -> (files: [DirectoryWalker.Entry], skipped: [SkippedEntry]) in
+            do throws(SystemError) { return try DirectoryWalker(rootPath: rootPath).walk() } catch { throw .cannotOpenLibrary(error) }
+        }
         var skipped = walk.skipped
         let entries = walk.files
         walked(entries.count, entries.reduce(0) { $0 + $1.status.size })
@@ -94,9 +99,10 @@ public struct LibraryScanner: Sendable {
 
         // One slot per walked file, filled from the cache and by the hashing workers.
         let files = ScanSlots(count: entries.count)
-        var isSettled = [Bool](repeating: false, count: entries.count)
-        var filesFromCache = 0
-        if let cache {
+        let fromCache = try await disk.run { () throws(Failure) -> (isSettled: [Bool], count: Int) in
+            var isSettled = [Bool](repeating: false, count: entries.count)
+            var filesFromCache = 0
+            guard let cache else { return (isSettled, filesFromCache) }
             var cursor = 0
             do {
                 try cache.forEachEntry { hit in
@@ -115,7 +121,10 @@ public struct LibraryScanner: Sendable {
             } catch {
                 throw .cache(error)
             }
+            return (isSettled, filesFromCache)
         }
+        var isSettled = fromCache.isSettled
+        let filesFromCache = fromCache.count
 
         let segments = Self.segments(of: entries, limit: segmentLimit, isKnown: { files[$0] != nil })
         let hashing = HashingRun(segments: segments, entries: entries, alreadyDone: filesFromCache)
@@ -140,11 +149,18 @@ public struct LibraryScanner: Sendable {
                     isSettled[index] = file.isUnchanged(entries[index].status)
                 }
                 do {
-                    try cache?.remember(fresh)
-                    try chunkIndex?.didHash(fresh)
+                    let fresh = fresh
+                    try await disk.run { () throws(Failure) in
+                        do {
+                            try cache?.remember(fresh)
+                            try chunkIndex?.didHash(fresh)
+                        } catch {
+                            throw .cache(error)
+                        }
+                    }
                 } catch {
                     workers.cancel()
-                    throw .cache(error)
+                    throw error
                 }
                 var settled: [(RelativePath, FileStatus)] = []
                 for index in segment.range {
@@ -161,12 +177,14 @@ public struct LibraryScanner: Sendable {
         }
         skipped += await workers.value
 
-        do {
-            let sortedPaths = byPath.map { entries[$0].relativePath }
-            try cache?.forgetFiles(notInSorted: sortedPaths)
-            try chunkIndex?.didFinishScan(found: sortedPaths)
-        } catch {
-            throw .cache(error)
+        let sortedPaths = byPath.map { entries[$0].relativePath }
+        try await disk.run { () throws(Failure) in
+            do {
+                try cache?.forgetFiles(notInSorted: sortedPaths)
+                try chunkIndex?.didFinishScan(found: sortedPaths)
+            } catch {
+                throw .cache(error)
+            }
         }
         progress(ScanProgress(phase: .grouping, filesTotal: statistics.files, filesDone: statistics.files,
                               bytesToHash: statistics.bytesHashed, bytesHashed: statistics.bytesHashed))

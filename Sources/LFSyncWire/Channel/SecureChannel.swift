@@ -1,4 +1,5 @@
 import LFSyncCrypto
+import LFSyncSystem
 import LFSyncTransport
 
 /// An authenticated, encrypted message channel to one peer:
@@ -161,33 +162,22 @@ package final class SecureChannel: Sendable {
 
     /// Runs the handshake, closing the connection when it fails or overruns
     /// `timeout` (closing is what unblocks a pending receive; a peer past its
-    /// deadline is owed nothing, so the close is abortive). The handshake runs
-    /// in a child task raced against the clock. (A version on the shared
-    /// `Deadline` was taken back while a crash was being chased; the crash
-    /// came from elsewhere, see the issue note, and moving it is still open.)
+    /// deadline is owed nothing, so the close is abortive). The handshake and
+    /// the `Deadline` each claim one flag; whichever claims it first decides,
+    /// so a handshake that completes as the deadline fires is either kept (and
+    /// its connection left alone) or failed as timed out, never both.
     private static func withDeadline<T: Sendable>(
         _ timeout: Duration, clock: any Clock<Duration>, connection: any Connection,
-        _ body: @escaping @Sendable () async throws(SecureChannelError) -> T
+        _ body: () async throws(SecureChannelError) -> T
     ) async throws(SecureChannelError) -> T {
-        let outcome: Result<T, SecureChannelError> = await withTaskGroup(of: Result<T, SecureChannelError>?.self) { group in
-            group.addTask {
-                do throws(SecureChannelError) { return .success(try await body()) } catch { return .failure(error) }
-            }
-            group.addTask {
-                try? await clock.sleep(for: timeout)
-                return Task.isCancelled ? nil : .failure(.handshakeTimedOut)
-            }
-            var first: Result<T, SecureChannelError>?
-            while first == nil, let next = await group.next() {
-                first = next
-                if case .failure(.handshakeTimedOut) = next ?? .failure(.closed) { await connection.abort() }
-            }
-            group.cancelAll()
-            // Wait for the other task, so nothing outlives the handshake.
-            while let _ = await group.next() {}
-            return first ?? .failure(.closed)
+        let decided = AtomicFlag()
+        let deadline = Deadline.after(timeout, on: clock) {
+            if decided.claim() { await connection.abort() }
         }
-        switch outcome {
+        let outcome: Result<T, SecureChannelError>
+        do throws(SecureChannelError) { outcome = .success(try await body()) } catch { outcome = .failure(error) }
+        deadline.cancel()
+        switch decided.claim() ? outcome : .failure(.handshakeTimedOut) {
         case let .success(value): return value
         case let .failure(error):
             await connection.close()

@@ -51,31 +51,10 @@ struct IncomingOffers {
         case log(String)
     }
 
-    /// How to land one asset: per placement, per file, where its bytes come from.
-    struct InstallOrder: Sendable {
-        enum Source: Hashable, Sendable {
-            /// The library already holds exactly this file at this path.
-            case inPlace
-            /// A copy of the staged content (others still need it).
-            case copy(Hash256)
-            /// The staged content itself (the last to need it).
-            case take(Hash256)
-        }
-
-        let offerID: UInt64
-        let asset: PlacedAsset
-        /// `sources[placement][file]`, in the asset's canonical file order.
-        let sources: [[Source]]
-    }
-
+    /// How to land one asset (decided here, carried out by `LibraryImporter`).
+    typealias InstallOrder = LFSyncStore.InstallOrder
     /// What the importer found out about an offer.
-    struct Plan {
-        /// Per asset: `inPlace[placement][file]`.
-        var inPlace: [ContentID: [[Bool]]] = [:]
-        /// Contents this offer brings in that were not `known`: the chunks still
-        /// missing after whatever was found locally (empty: complete already).
-        var missing: [Hash256: ChunkBitmap] = [:]
-    }
+    typealias Plan = ImportPlan
 
     // MARK: - State
 

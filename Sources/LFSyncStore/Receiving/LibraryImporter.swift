@@ -1,7 +1,6 @@
 import Foundation
 import LFSyncContent
 import LFSyncCrypto
-import LFSyncStore
 import LFSyncSystem
 
 /// Places received assets into a library folder — the Linux counterpart of
@@ -32,7 +31,7 @@ package final class LibraryImporter: Sendable {
     }
 
     /// - Parameter now: the clock the staging clean-up ages partials by (tests move it).
-    init(library: URL, chunkIndex: ChunkIndex?, scanCache: ScanCache?, now: @escaping @Sendable () -> Int64) throws(ReceiveError) {
+    package init(library: URL, chunkIndex: ChunkIndex?, scanCache: ScanCache?, now: @escaping @Sendable () -> Int64) throws(ReceiveError) {
         directory = try LibraryDirectory(path: library.path)
         staging = try StagingArea(library: directory)
         installer = LibraryInstaller(staging: staging)
@@ -50,9 +49,9 @@ package final class LibraryImporter: Sendable {
     /// What an accepted offer needs: which placement files are already in
     /// place, and for each content not `known` (already on its way in), its
     /// `IncomingFile` and the chunks that must come from the peer.
-    struct PreparedOffer {
-        var plan = IncomingOffers.Plan()
-        var files: [Hash256: IncomingFile] = [:]
+    package struct PreparedOffer {
+        package var plan = ImportPlan()
+        package var files: [Hash256: IncomingFile] = [:]
     }
 
     /// Plans an offer in three steps, so that a plan that cannot go ahead
@@ -65,7 +64,7 @@ package final class LibraryImporter: Sendable {
     ///    hold them);
     /// 3. copy the chunks found elsewhere in the library into new partials —
     ///    removed again if this step fails.
-    func prepare(_ assets: [PlacedAsset], known: Set<Hash256>) throws(ReceiveError) -> PreparedOffer {
+    package func prepare(_ assets: [PlacedAsset], known: Set<Hash256>) throws(ReceiveError) -> PreparedOffer {
         var prepared = PreparedOffer()
         var newContents: [(hash: Hash256, manifest: FileManifest)] = []
         var seen = Set<Hash256>()
@@ -136,7 +135,7 @@ package final class LibraryImporter: Sendable {
     /// with its placement's modification time and durable before it is renamed in.
     /// - Parameter staged: the staged contents the order names.
     /// - Returns: per placement, per file, what happened — in the order's order.
-    func install(_ order: IncomingOffers.InstallOrder, staged: [Hash256: StagedFile]) throws(ReceiveError) -> [InstalledFile] {
+    package func install(_ order: InstallOrder, staged: [Hash256: StagedFile]) throws(ReceiveError) -> [InstalledFile] {
         try install([(order, staged)])[0].get()
     }
 
@@ -151,7 +150,7 @@ package final class LibraryImporter: Sendable {
     /// `AssetInstallQueue` runs the same phases pipelined, one barrier serving
     /// two groups (see `prepareGroup`).
     /// - Returns: one result per order, in order.
-    func install(_ group: [(order: IncomingOffers.InstallOrder, staged: [Hash256: StagedFile])]) -> [Result<[InstalledFile], ReceiveError>] {
+    package func install(_ group: [(order: InstallOrder, staged: [Hash256: StagedFile])]) -> [Result<[InstalledFile], ReceiveError>] {
         let prepared = prepareGroup(group)
         let landed = land(prepared, after: barrier())
         return complete(landed, after: barrier())
@@ -159,35 +158,35 @@ package final class LibraryImporter: Sendable {
 
     /// Syncs the library's file system: the durability barrier between the
     /// phases of group installs.
-    func barrier() -> Result<Void, ReceiveError> {
+    package func barrier() -> Result<Void, ReceiveError> {
         Result { () throws(ReceiveError) in try staging.syncFileSystem() }
     }
 
     /// A group whose copies are made and given their mtimes, waiting for a
     /// barrier before it may be renamed in.
-    struct PreparedGroup {
-        fileprivate var orders: [IncomingOffers.InstallOrder]
+    package struct PreparedGroup {
+        fileprivate var orders: [InstallOrder]
         fileprivate var prepared: [Result<PreparedInstall, ReceiveError>]
     }
 
     /// A group renamed into place, waiting for a barrier before anyone may
     /// hear it is stored.
-    struct LandedGroup {
+    package struct LandedGroup {
         fileprivate var results: [Result<[InstalledFile], ReceiveError>]
-        fileprivate var landed: [(order: IncomingOffers.InstallOrder, ready: PreparedInstall)]
+        fileprivate var landed: [(order: InstallOrder, ready: PreparedInstall)]
     }
 
     /// Phase one: copies first (a staged file must still be there for them),
     /// then the files taken; each gets its placement's mtime, nothing synced.
     /// The barrier that follows may be the one that also makes the previous
     /// group's renames durable: that group is complete, this one may land.
-    func prepareGroup(_ group: [(order: IncomingOffers.InstallOrder, staged: [Hash256: StagedFile])]) -> PreparedGroup {
+    package func prepareGroup(_ group: [(order: InstallOrder, staged: [Hash256: StagedFile])]) -> PreparedGroup {
         PreparedGroup(orders: group.map(\.order), prepared: group.map { prepare($0.order, staged: $0.staged) })
     }
 
     /// Phase two, after a barrier: every asset is renamed into place, each all
     /// or nothing. If the barrier failed, nothing is: the group fails.
-    func land(_ group: PreparedGroup, after barrier: Result<Void, ReceiveError>) -> LandedGroup {
+    package func land(_ group: PreparedGroup, after barrier: Result<Void, ReceiveError>) -> LandedGroup {
         var result = LandedGroup(results: [], landed: [])
         let directories = LibraryInstaller.DirectoryCache()
         for (order, preparation) in zip(group.orders, group.prepared) {
@@ -214,7 +213,7 @@ package final class LibraryImporter: Sendable {
 
     /// Phase three, after the barrier that made the renames durable: the
     /// results, and the new files entered in the index.
-    func complete(_ group: LandedGroup, after barrier: Result<Void, ReceiveError>) -> [Result<[InstalledFile], ReceiveError>] {
+    package func complete(_ group: LandedGroup, after barrier: Result<Void, ReceiveError>) -> [Result<[InstalledFile], ReceiveError>] {
         if case let .failure(error) = barrier {
             return group.results.map { $0.flatMap { _ in .failure(error) } }
         }
@@ -237,7 +236,7 @@ package final class LibraryImporter: Sendable {
 
     /// Copies first (the staged file must still be there for them), then the
     /// files taken; each gets its placement's mtime, not yet synced.
-    private func prepare(_ order: IncomingOffers.InstallOrder, staged: [Hash256: StagedFile]) -> Result<PreparedInstall, ReceiveError> {
+    private func prepare(_ order: InstallOrder, staged: [Hash256: StagedFile]) -> Result<PreparedInstall, ReceiveError> {
         let placements = order.asset.placements
         var ready = PreparedInstall(slots: placements.map { [InstalledFile?](repeating: nil, count: $0.files.count) })
         var taken: [(placement: Int, file: Int, staged: StagedFile)] = []
@@ -281,7 +280,7 @@ package final class LibraryImporter: Sendable {
     /// that the file is in place — but it is marked, so that sending it on checks each chunk.
     /// Files that were already in place keep their rows (the offer's chunk list must not
     /// overwrite them). One transaction per store for the whole group.
-    private func recordInIndex(_ landed: [(order: IncomingOffers.InstallOrder, ready: PreparedInstall)]) {
+    private func recordInIndex(_ landed: [(order: InstallOrder, ready: PreparedInstall)]) {
         guard chunkIndex != nil || scanCache != nil else { return }
         var records: [IndexedFile] = []
         for (order, ready) in landed {

@@ -1,0 +1,15 @@
+import LFSyncContent
+import LFSyncCrypto
+
+/// What `LibraryImporter` found out about an offer before anything is asked
+/// of the peer.
+package struct ImportPlan {
+    /// Per asset: `inPlace[placement][file]`.
+    package var inPlace: [ContentID: [[Bool]]] = [:]
+    /// Contents the offer brings in that were not already on their way: the
+    /// chunks still missing after whatever was found locally (empty: complete
+    /// already).
+    package var missing: [Hash256: ChunkBitmap] = [:]
+
+    package init() {}
+}
