@@ -85,46 +85,19 @@ public struct LibraryScanner: Sendable {
         let started = ContinuousClock.now
         progress(ScanProgress(phase: .walking, filesTotal: 0, filesDone: 0, bytesToHash: 0, bytesHashed: 0))
         // The walk, the cache's rows and its commits wait for the disk: on a thread of their
-        // own, not on the cooperative pool (a walk of 200,000 files takes seconds).
+        // own, not on the cooperative pool (a walk of 200,000 files takes seconds). The walk
+        // and the cache's rows go in one hop: the rows are matched against the walk while it
+        // is still in that thread's caches.
         let disk = BlockingQueue(label: "lfsync.scan")
         let rootPath = rootPath, cache = cache, chunkIndex = chunkIndex
-        let walk = try await disk.run { () throws(Failure) -> (files: [DirectoryWalker.Entry], skipped: [SkippedEntry]) in
-            do throws(SystemError) { return try DirectoryWalker(rootPath: rootPath).walk() } catch { throw .cannotOpenLibrary(error) }
+        let found = try await disk.run { () throws(Failure) -> Walked in
+            try Self.walk(rootPath, rememberedBy: cache)
         }
-        var skipped = walk.skipped
-        let entries = walk.files
+        var skipped = found.skipped
+        let entries = found.entries, byPath = found.byPath, files = found.files
+        var isSettled = found.isSettled
+        let filesFromCache = found.filesFromCache
         walked(entries.count, entries.reduce(0) { $0 + $1.status.size })
-        // The walk in path byte order, the order the cache streams its rows in.
-        let byPath = entries.indices.sorted { entries[$0].relativePath < entries[$1].relativePath }
-
-        // One slot per walked file, filled from the cache and by the hashing workers.
-        let files = ScanSlots(count: entries.count)
-        let fromCache = try await disk.run { () throws(Failure) -> (isSettled: [Bool], count: Int) in
-            var isSettled = [Bool](repeating: false, count: entries.count)
-            var filesFromCache = 0
-            guard let cache else { return (isSettled, filesFromCache) }
-            var cursor = 0
-            do {
-                try cache.forEachEntry { hit in
-                    while cursor < byPath.count, entries[byPath[cursor]].relativePath < hit.path { cursor += 1 }
-                    guard cursor < byPath.count else { return }
-                    let entry = entries[byPath[cursor]]
-                    guard entry.relativePath == hit.path, hit.isUnchanged(entry.status) else { return }
-                    var known = hit
-                    known.manifest.path = entry.relativePath  // one string for both
-                    files[byPath[cursor]] = known
-                    filesFromCache += 1
-                    // A received file's chunk list is the sender's word: this device checks each
-                    // chunk against it when it sends the file on, instead of trusting its status.
-                    isSettled[byPath[cursor]] = hit.chunkListVerified
-                }
-            } catch {
-                throw .cache(error)
-            }
-            return (isSettled, filesFromCache)
-        }
-        var isSettled = fromCache.isSettled
-        let filesFromCache = fromCache.count
 
         let segments = Self.segments(of: entries, limit: segmentLimit, isKnown: { files[$0] != nil })
         let hashing = HashingRun(segments: segments, entries: entries, alreadyDone: filesFromCache)
@@ -148,7 +121,7 @@ public struct LibraryScanner: Sendable {
                     statistics.bytesHashed += file.manifest.size
                     isSettled[index] = file.isUnchanged(entries[index].status)
                 }
-                do {
+                if !fresh.isEmpty { do {
                     let fresh = fresh
                     try await disk.run { () throws(Failure) in
                         do {
@@ -161,7 +134,7 @@ public struct LibraryScanner: Sendable {
                 } catch {
                     workers.cancel()
                     throw error
-                }
+                } }
                 var settled: [(RelativePath, FileStatus)] = []
                 for index in segment.range {
                     guard let file = files[index] else { continue }
@@ -195,6 +168,48 @@ public struct LibraryScanner: Sendable {
         progress(ScanProgress(phase: .finished, filesTotal: statistics.files, filesDone: statistics.files,
                               bytesToHash: statistics.bytesHashed, bytesHashed: statistics.bytesHashed))
         return LibraryScan(assets: [], skipped: skipped, statistics: statistics)
+    }
+
+    /// What the walk found, matched against the scan cache.
+    private struct Walked: Sendable {
+        var entries: [DirectoryWalker.Entry]
+        var skipped: [SkippedEntry]
+        /// `entries`' indices in path byte order, the order the cache streams its rows in.
+        var byPath: [Int]
+        /// One slot per walked file: filled here from the cache, later by the hashing workers.
+        var files: ScanSlots
+        var isSettled: [Bool]
+        var filesFromCache: Int
+    }
+
+    /// Walks the library and takes every unchanged file's entry from the cache (blocking).
+    private static func walk(_ rootPath: String, rememberedBy cache: (any ScanMemory)?) throws(Failure) -> Walked {
+        let walk: (files: [DirectoryWalker.Entry], skipped: [SkippedEntry])
+        do throws(SystemError) { walk = try DirectoryWalker(rootPath: rootPath).walk() } catch { throw .cannotOpenLibrary(error) }
+        let entries = walk.files
+        let byPath = entries.indices.sorted { entries[$0].relativePath < entries[$1].relativePath }
+        var found = Walked(entries: entries, skipped: walk.skipped, byPath: byPath, files: ScanSlots(count: entries.count),
+                           isSettled: [Bool](repeating: false, count: entries.count), filesFromCache: 0)
+        guard let cache else { return found }
+        var cursor = 0
+        do {
+            try cache.forEachEntry { hit in
+                while cursor < byPath.count, entries[byPath[cursor]].relativePath < hit.path { cursor += 1 }
+                guard cursor < byPath.count else { return }
+                let entry = entries[byPath[cursor]]
+                guard entry.relativePath == hit.path, hit.isUnchanged(entry.status) else { return }
+                var known = hit
+                known.manifest.path = entry.relativePath  // one string for both
+                found.files[byPath[cursor]] = known
+                found.filesFromCache += 1
+                // A received file's chunk list is the sender's word: this device checks each
+                // chunk against it when it sends the file on, instead of trusting its status.
+                found.isSettled[byPath[cursor]] = hit.chunkListVerified
+            }
+        } catch {
+            throw .cache(error)
+        }
+        return found
     }
 
     /// A run of whole directories, in walk order, and its files to hash.

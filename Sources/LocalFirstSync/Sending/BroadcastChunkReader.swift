@@ -88,22 +88,16 @@ actor BroadcastChunkReader {
         if let cached = cache[key] { return cached }
         // Another peer's read of this chunk is under way: it is read once, and shared.
         if let reading = reads[key] { return try await reading.wait().get() }
-        let handle: ReadOnlyFile
-        if let open = openFiles[file.path] {
-            handle = open
-        } else {
-            do { handle = try ReadOnlyFile(path: rootPath + "/" + file.path.string, nonBlocking: true) } catch {
-                throw .unreadable(path: file.path, reason: error.message)
-            }
-            if openFiles.count > 64 { openFiles.removeAll() }
-            openFiles[file.path] = handle
-        }
         let reading = Eventual<Result<ChunkPayload, Failure>>()
         reads[key] = reading
-        let source = HandedOver(handle)
-        let read = await disk.run { Self.read(file, chunk: key.chunkIndex, at: chunkOffset, from: source, settled: settled) }
+        let open = openFiles[file.path].map(HandedOver.init), path = rootPath + "/" + file.path.string
+        let read = await disk.run { Self.read(file, chunk: key.chunkIndex, at: chunkOffset, from: open, orPath: path, settled: settled) }
         reads[key] = nil
-        diskReads += 1
+        if let opened = read.opened {
+            if openFiles.count > 64 { openFiles.removeAll() }
+            openFiles[file.path] = opened.value
+        }
+        if read.reachedDisk { diskReads += 1 }
         bytesRead += UInt64(read.bytesRead)
         if read.hashed { chunksHashed += 1 }
         if case let .success(payload) = read.result, (demand[key] ?? 0) > 1 {
@@ -118,23 +112,41 @@ actor BroadcastChunkReader {
 
     private struct Read: Sendable {
         var result: Result<ChunkPayload, Failure>
+        /// The file, when this read opened it: kept open for its next chunks.
+        var opened: HandedOver<ReadOnlyFile>?
+        /// The file was opened and read from (an open that failed never got that far).
+        var reachedDisk = false
         var bytesRead = 0
         var hashed = false
     }
 
-    /// Reads a chunk, checks it and encodes it, on the reader's own thread: the
-    /// `pread` may wait for the disk, which must not hold the cooperative pool.
+    /// Opens the file unless it is open already, reads a chunk, checks it and
+    /// encodes it, on the reader's own thread: `open` and `pread` may wait for
+    /// the disk, which must not hold the cooperative pool.
     private static func read(
-        _ file: FileManifest, chunk index: Int, at offset: UInt64, from handle: HandedOver<ReadOnlyFile>, settled: FileStatus?
+        _ file: FileManifest, chunk index: Int, at offset: UInt64, from open: HandedOver<ReadOnlyFile>?, orPath path: String,
+        settled: FileStatus?
     ) -> Read {
+        var read = Read(result: .failure(.sourceChanged(path: file.path)))
+        let handle: ReadOnlyFile
+        if let open {
+            handle = open.value
+        } else {
+            do { handle = try ReadOnlyFile(path: path, nonBlocking: true) } catch {
+                return Read(result: .failure(.unreadable(path: file.path, reason: error.message)))
+            }
+            read.opened = HandedOver(handle)
+        }
         let chunk = file.chunks[index]
         let bytes: [UInt8]
-        do { bytes = try handle.value.read(atOffset: offset, count: Int(chunk.length)) } catch {
-            return Read(result: .failure(.unreadable(path: file.path, reason: error.message)))
+        read.reachedDisk = true
+        do { bytes = try handle.read(atOffset: offset, count: Int(chunk.length)) } catch {
+            read.result = .failure(.unreadable(path: file.path, reason: error.message))
+            return read
         }
-        var read = Read(result: .failure(.sourceChanged(path: file.path)), bytesRead: bytes.count)
+        read.bytesRead = bytes.count
         guard bytes.count == Int(chunk.length) else { return read }
-        if settled == nil || (try? handle.value.status()) != settled {
+        if settled == nil || (try? handle.status()) != settled {
             read.hashed = true
             guard Blake2b.hash(bytes) == chunk.hash else { return read }
         }
