@@ -259,12 +259,20 @@ actor PeerSession {
             case let .announce(pushID, header, firstAssets):
                 announce(pushID: pushID, header: header, firstAssets: firstAssets)
             case let .plan(offerID, assets, known):
-                let result = Result { () throws(ReceiveError) -> IncomingOffers.Plan in
+                // On the write thread: planning stats the library, reads the chunk index and
+                // may re-hash a partial it adopts. `IncomingOffers` re-plans if what the plan
+                // counted on changed meanwhile.
+                let result: Result<IncomingOffers.Plan, ReceiveError>
+                do throws(ReceiveError) {
                     let importer: LibraryImporter
                     do throws(SyncError) { importer = try context.importer() } catch { throw ReceiveError.libraryUnavailable(error.description) }
-                    let prepared = try importer.prepare(assets, known: known)
-                    for (hash, file) in prepared.files { partials[hash] = file }
-                    return prepared.plan
+                    let prepared = try await chunkWrites.plan(assets, known: known, with: importer)
+                    // Closed meanwhile: nobody will write these; dropping them releases their locks.
+                    guard closedReason == nil else { return }
+                    for (hash, file) in prepared.value.files { partials[hash] = file }
+                    result = .success(prepared.value.plan)
+                } catch {
+                    result = .failure(error)
                 }
                 await perform(incoming.planned(offerID: offerID, result))
             case let .send(messages):

@@ -1,9 +1,11 @@
+import LFSyncContent
+import LFSyncCrypto
 import LFSyncStore
 import LFSyncSystem
 import Synchronization
 
-/// Writes received chunks into their partial files on a thread of its own,
-/// for one receiving session.
+/// Writes received chunks into their partial files, and plans offers, on a
+/// thread of its own, for one receiving session.
 ///
 /// A `pwrite` usually copies into the page cache and returns; under writeback
 /// pressure it waits for the disk, and on the session's actor that wait would
@@ -42,6 +44,15 @@ final class ChunkWriteQueue: Sendable {
             }
             if first { wake() }
         }
+    }
+
+    /// Plans an offer on the same thread, after the writes queued before it:
+    /// planning stats the library, reads the chunk index and may re-hash a
+    /// partial it adopts, all of which may wait for the disk.
+    func plan(
+        _ assets: [PlacedAsset], known: Set<Hash256>, with importer: LibraryImporter
+    ) async throws(ReceiveError) -> HandedOver<LibraryImporter.PreparedOffer> {
+        try await thread.run { () throws(ReceiveError) in HandedOver(try importer.prepare(assets, known: known)) }
     }
 
     /// The outcomes that landed since the last call, in the order written.

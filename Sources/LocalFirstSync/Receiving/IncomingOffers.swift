@@ -138,6 +138,8 @@ struct IncomingOffers {
     /// Offers accepted and waiting for their plan, one plan at a time.
     private var planQueue: [UInt64] = []
     private var planning: UInt64?
+    /// The contents that were on their way when the plan under way was asked for.
+    private var planningKnown: Set<Hash256> = []
     /// Offers cancelled by the sender before their plan was made, with the reason.
     private var cancelledBeforePlan: [UInt64: String] = [:]
 
@@ -258,6 +260,7 @@ struct IncomingOffers {
         planQueue.removeFirst()
         planning = offerID
         let known = Set(contents.keys)
+        planningKnown = known
         return [.plan(offerID: offerID, assets: offer.assets, known: known)]
     }
 
@@ -283,6 +286,15 @@ struct IncomingOffers {
             return [.log("refused offer \(offerID): \(error)")] + answer(offerID, .refused, reason: error.description) + nextPlan()
         case let .success(found):
             plan = found
+        }
+        // The plan is made off the session's actor, which meanwhile goes on with other events.
+        // If a content it counted on as "on its way" is gone since, or a file it looked for in
+        // the library started landing, the plan describes a moment that has passed: it is
+        // dropped (its partial handles with it) and made again.
+        let needed = Set(assets.flatMap { $0.files.map(\.manifest.fileHash) })
+        if needed.contains(where: { (planningKnown.contains($0) && contents[$0] == nil) || landing[$0] != nil }) {
+            planQueue.insert(offerID, at: 0)
+            return plan.missing.keys.sorted().filter { contents[$0] == nil }.map { .discard($0) } + nextPlan()
         }
         // The importer is asked about every content not known here; a gap would be our own bug.
         for asset in assets {

@@ -92,6 +92,26 @@ import Testing
         actions.compactMap { if case let .install(order) = $0 { order } else { nil } }
     }
 
+    /// One photo on its way in offer 1 (its chunk received, not yet written), and a
+    /// second placement of the same bytes, for a later offer.
+    static func photoOnItsWay(
+        _ state: inout IncomingOffers
+    ) throws -> (photo: PlacedAsset, later: PlacedAsset, destination: IncomingOffers.ChunkDestination) {
+        let photo = WireFixtures.placed(asset((.primary, "a.jpg", photoBytes)))
+        let later = WireFixtures.placed(asset((.primary, "Backup/a.jpg", photoBytes)))
+        _ = try state.received(offer(1, last: false, [photo]))
+        _ = settle(&state, state.decided(pushID: 1, accepted: true))
+        let destination = try #require(try state.destination(of: chunk(1, photo, file: 0)))
+        return (photo, later, destination)
+    }
+
+    /// The `known` set of each `.plan` action for `offerID`.
+    static func plans(of offerID: UInt64, in actions: [Action]) -> [Set<Hash256>] {
+        actions.compactMap { action -> Set<Hash256>? in
+            if case let .plan(id, _, known) = action, id == offerID { known } else { nil }
+        }
+    }
+
     // MARK: - Tests
 
     @Test func eachContentIsRequestedOnceAndEveryPlacementGetsItsCopy() throws {
@@ -198,11 +218,7 @@ import Testing
     /// index, so planning waits for that install — then copies locally.
     @Test func anOfferNeedingAContentBeingLandedIsPlannedOnceItHasLanded() throws {
         var state = IncomingOffers()
-        let photo = WireFixtures.placed(Self.asset((.primary, "a.jpg", Self.photoBytes)))
-        let later = WireFixtures.placed(Self.asset((.primary, "Backup/a.jpg", Self.photoBytes)))
-        _ = try state.received(Self.offer(1, last: false, [photo]))
-        _ = Self.settle(&state, state.decided(pushID: 1, accepted: true))
-        let destination = try #require(try state.destination(of: Self.chunk(1, photo, file: 0)))
+        let (photo, later, destination) = try Self.photoOnItsWay(&state)
         let hash = try #require(Self.verifications(state.chunkWritten(destination, bytes: 1, .success(()))).first)
         let order = try #require(Self.installs(state.verified(hash, .success(()))).first)
         #expect(order.sources == [[.take(hash)]])
@@ -216,6 +232,24 @@ import Testing
         }
         #expect(plans.count == 1 && plans.first?.0 == 2)
         #expect(plans.first?.1.contains(hash) == false)
+    }
+
+    @Test func aPlanOvertakenByAContentLandingIsMadeAgainNotRefused() throws {
+        // Plans are made off the session's actor, which meanwhile goes on with other events.
+        var state = IncomingOffers()
+        let (photo, later, destination) = try Self.photoOnItsWay(&state)
+        // The later offer is planned while the content is still on its way.
+        let known = try #require(Self.plans(of: 2, in: try state.received(Self.offer(2, push: 1, [later]))).first)
+        // While that plan is being made, the content is written, verified and landed.
+        let hash = try #require(Self.verifications(state.chunkWritten(destination, bytes: 1, .success(()))).first)
+        #expect(known.contains(hash))
+        #expect(Self.installs(state.verified(hash, .success(()))).count == 1)
+        _ = state.installed(offerID: 1, contentID: photo.contentID, .success([]))
+        // The plan describes a moment that has passed: made again, not refused.
+        let answered = state.planned(offerID: 2, .success(Self.freshPlan([later], known: known)))
+        #expect(Self.replies(answered).isEmpty, "no reply (no refusal) on the stale plan")
+        let again = Self.plans(of: 2, in: answered)
+        #expect(again.count == 1 && again.first?.contains(hash) == false)
     }
 
     @Test func aContentOnItsWayIsNotRequestedAgainByALaterOffer() throws {
