@@ -121,20 +121,18 @@ public struct LibraryScanner: Sendable {
                     statistics.bytesHashed += file.manifest.size
                     isSettled[index] = file.isUnchanged(entries[index].status)
                 }
-                if !fresh.isEmpty { do {
+                if !fresh.isEmpty {
                     let fresh = fresh
-                    try await disk.run { () throws(Failure) in
-                        do {
+                    do {
+                        try await Self.cacheWork(on: disk) {
                             try cache?.remember(fresh)
                             try chunkIndex?.didHash(fresh)
-                        } catch {
-                            throw .cache(error)
                         }
+                    } catch {
+                        workers.cancel()
+                        throw error
                     }
-                } catch {
-                    workers.cancel()
-                    throw error
-                } }
+                }
                 var settled: [(RelativePath, FileStatus)] = []
                 for index in segment.range {
                     guard let file = files[index] else { continue }
@@ -151,13 +149,9 @@ public struct LibraryScanner: Sendable {
         skipped += await workers.value
 
         let sortedPaths = byPath.map { entries[$0].relativePath }
-        try await disk.run { () throws(Failure) in
-            do {
-                try cache?.forgetFiles(notInSorted: sortedPaths)
-                try chunkIndex?.didFinishScan(found: sortedPaths)
-            } catch {
-                throw .cache(error)
-            }
+        try await Self.cacheWork(on: disk) {
+            try cache?.forgetFiles(notInSorted: sortedPaths)
+            try chunkIndex?.didFinishScan(found: sortedPaths)
         }
         progress(ScanProgress(phase: .grouping, filesTotal: statistics.files, filesDone: statistics.files,
                               bytesToHash: statistics.bytesHashed, bytesHashed: statistics.bytesHashed))
@@ -168,6 +162,14 @@ public struct LibraryScanner: Sendable {
         progress(ScanProgress(phase: .finished, filesTotal: statistics.files, filesDone: statistics.files,
                               bytesToHash: statistics.bytesHashed, bytesHashed: statistics.bytesHashed))
         return LibraryScan(assets: [], skipped: skipped, statistics: statistics)
+    }
+
+    /// Runs the cache's and the chunk index's writes on the scan's own thread;
+    /// whatever they throw is a cache failure.
+    private static func cacheWork(on disk: BlockingQueue, _ body: @escaping @Sendable () throws -> Void) async throws(Failure) {
+        try await disk.run { () throws(Failure) in
+            do { try body() } catch { throw .cache(error) }
+        }
     }
 
     /// What the walk found, matched against the scan cache.

@@ -278,7 +278,7 @@ actor PeerSendJob {
         locallyFailed = [:]
         publish(.transferring)
 
-        // One chunk ahead: the next chunk is read and verified (on the reader's actor) while this
+        // One chunk ahead: the next chunk is read and verified (on the reader's thread) while this
         // one is encrypted and sent (on the channel's), so the two halves run on both cores.
         var upcoming = plan.isEmpty ? nil : await prefetch(plan[0])
         for (position, item) in plan.enumerated() {
