@@ -30,7 +30,7 @@ let package = Package(
         .target(name: "LFSyncStore", dependencies: ["LFSyncContent", "CSQLite"]),
         .target(name: "LFSyncTransport", dependencies: ["LFSyncSystem"]),
         /// Real sockets on epoll, kept apart from the seam like NIOPosix is from NIOCore.
-        .target(name: "LFSyncTCP", dependencies: ["LFSyncTransport", "CLinux"]),
+        .target(name: "LFSyncTCP", dependencies: ["LFSyncSystem", "LFSyncTransport", "CLinux"]),
         .target(name: "LFSyncWire", dependencies: ["LFSyncTransport", "LFSyncContent", "LFSyncCrypto", "CZstd", "CSodium"]),
         .target(name: "LFSyncDiscovery", dependencies: ["LFSyncSystem", "CDNSSD", "CLinux"]),
         /// The engine and the public API an app imports.

@@ -1,4 +1,4 @@
-import Synchronization
+import LFSyncSystem
 
 /// A single wait on the reactor that ends exactly once, with whichever comes first:
 /// readiness of the registration, its deadline, task cancellation, or `finish(_:)` from
@@ -14,13 +14,8 @@ final class ReactorWait<Value: Sendable>: ReactorHandler, Sendable {
         case completed(Value)
     }
 
-    private struct State {
-        var continuation: CheckedContinuation<Outcome, Never>?
-        var outcome: Outcome?
-    }
-
     package let deadline: MonotonicInstant
-    private let state = Mutex(State())
+    private let outcome = Eventual<Outcome>()
 
     package init(deadline: MonotonicInstant) {
         self.deadline = deadline
@@ -28,35 +23,19 @@ final class ReactorWait<Value: Sendable>: ReactorHandler, Sendable {
 
     /// Ends the wait with `outcome` unless it already ended; safe from any thread.
     package func finish(_ outcome: Outcome) {
-        let continuation = state.withLock { state -> CheckedContinuation<Outcome, Never>? in
-            guard state.outcome == nil else { return nil }
-            state.outcome = outcome
-            defer { state.continuation = nil }
-            return state.continuation
-        }
-        continuation?.resume(returning: outcome)
+        self.outcome.resolve(outcome)
     }
 
     /// Suspends until the wait ends; arms `interest` on `registration` if given.
     package func wait(on registration: ReactorRegistration, for interest: ReactorInterest?) async -> Outcome {
         await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
-                let early = state.withLock { state -> Outcome? in
-                    if let outcome = state.outcome { return outcome }
-                    if Task.isCancelled {
-                        state.outcome = .cancelled
-                        return .cancelled
-                    }
-                    state.continuation = continuation
-                    return nil
-                }
-                if let early {
-                    continuation.resume(returning: early)
-                    return
-                }
+            // Armed before waiting: readiness that comes first resolves the outcome, which the
+            // wait then returns at once. (A task cancelled already has run `onCancel` by now.)
+            if outcome.value == nil {
                 registration.schedule(at: deadline)
                 if let interest { registration.want(interest) }
             }
+            return await outcome.wait()
         } onCancel: {
             finish(.cancelled)
         }

@@ -1,4 +1,4 @@
-import Synchronization
+import LFSyncSystem
 
 /// Receives and decrypts a channel's next messages while its consumer is
 /// still handling the current one, up to `byteLimit` bytes of frames ahead
@@ -18,11 +18,9 @@ package final class ChannelReadAhead: Sendable {
 
     package typealias Received = Result<Incoming?, SecureChannelError>
 
-    private struct State {
+    private struct State: Sendable {
         var buffered: [(received: Received, bytes: Int)] = []
         var bufferedBytes = 0
-        var consumer: CheckedContinuation<Received, Never>?
-        var producer: CheckedContinuation<Void, Never>?
         /// The stream ended (or failed): nothing more will be buffered.
         var ended = false
         /// The owner called `stop()`: nothing more will be delivered.
@@ -31,7 +29,8 @@ package final class ChannelReadAhead: Sendable {
 
     private let channel: SecureChannel
     private let byteLimit: Int
-    private let state = Mutex(State())
+    /// The consumer waits here for a message, the reading side for room.
+    private let state = Monitor(State())
 
     package init(channel: SecureChannel, byteLimit: Int = 4 << 20) {
         self.channel = channel
@@ -45,43 +44,33 @@ package final class ChannelReadAhead: Sendable {
     }
 
     /// The next message, in order: `.success(nil)` at a clean end of stream,
-    /// and after `stop()` (messages still buffered then are dropped).
+    /// after `stop()` (messages still buffered then are dropped), and when the
+    /// waiting task is cancelled.
     package func next() async -> Received {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Received, Never>) in
-            let (ready, producer) = state.withLock { state -> (Received?, CheckedContinuation<Void, Never>?) in
-                if state.cancelled { return (.success(nil), nil) }
-                guard !state.buffered.isEmpty else {
-                    if state.ended { return (.success(nil), nil) }
-                    state.consumer = continuation
-                    return (nil, nil)
-                }
-                let first = state.buffered.removeFirst()
-                state.bufferedBytes -= first.bytes
-                let producer = state.bufferedBytes < byteLimit ? state.producer.take() : nil
-                return (first.received, producer)
-            }
-            producer?.resume()
-            if let ready { continuation.resume(returning: ready) }
+        await state.wait(orIfCancelled: .success(nil)) { state in
+            if state.cancelled { return .success(nil) }
+            guard !state.buffered.isEmpty else { return state.ended ? .success(nil) : nil }
+            let first = state.buffered.removeFirst()
+            state.bufferedBytes -= first.bytes
+            return first.received
         }
     }
 
     /// Stops reading ahead (the channel itself is closed by its owner) and
     /// ends a pending `next()` with the end of the stream.
     package func stop() {
-        let (producer, consumer) = state.withLock { state in
+        state.withLock { state in
             state.cancelled = true
             state.buffered.removeAll()
             state.bufferedBytes = 0
-            return (state.producer.take(), state.consumer.take())
         }
-        producer?.resume()
-        consumer?.resume(returning: .success(nil))
     }
 
     private func readLoop() async {
+        let byteLimit = byteLimit
         while true {
-            await waitForRoom()
-            if state.withLock({ $0.cancelled }) { return }
+            let stopped = await state.wait { state in state.cancelled || state.bufferedBytes < byteLimit ? state.cancelled : nil }
+            if stopped { return }
             let received: Received
             do {
                 received = .success(try await channel.receiveWithLength().map { Incoming(message: $0.message, frameLength: $0.frameLength) })
@@ -98,31 +87,17 @@ package final class ChannelReadAhead: Sendable {
         }
     }
 
-    private func waitForRoom() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let mustWait = state.withLock { state -> Bool in
-                guard !state.cancelled, state.bufferedBytes >= byteLimit else { return false }
-                state.producer = continuation
-                return true
-            }
-            if !mustWait { continuation.resume() }
-        }
-    }
-
-    /// Hands `received` to a waiting consumer or buffers it. A final result
-    /// marks the end in the same critical section, so a consumer asking again
-    /// right after it can never wait for a message that will not come.
+    /// Buffers `received` for the consumer. A final result marks the end in
+    /// the same critical section, so a consumer asking again right after it
+    /// can never wait for a message that will not come.
     private func deliver(_ received: Received, isFinal: Bool) {
         let bytes = Self.size(of: received)
-        let consumer = state.withLock { state -> CheckedContinuation<Received, Never>? in
+        state.withLock { state in
             if isFinal { state.ended = true }
-            if state.cancelled { return nil }
-            if let consumer = state.consumer.take() { return consumer }
+            guard !state.cancelled else { return }
             state.buffered.append((received, bytes))
             state.bufferedBytes += bytes
-            return nil
         }
-        consumer?.resume(returning: received)
     }
 
     /// What a buffered result costs: its frame (an Offer can be as large as a

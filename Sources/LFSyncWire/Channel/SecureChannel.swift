@@ -199,8 +199,8 @@ actor SecureChannelWriter {
     private var cipher: NoiseCipherState
     private(set) var bytesWritten: UInt64 = 0
     private var failed: SecureChannelError?
-    private var sending = false
-    private var queued: [CheckedContinuation<Void, Never>] = []
+    /// Whether a send holds the turn; the others wait here, in order.
+    private let turn = Monitor(false)
 
     package init(connection: any Connection, cipher: NoiseCipherState) {
         self.connection = connection
@@ -220,13 +220,14 @@ actor SecureChannelWriter {
     }
 
     private func send(pieces: [ArraySlice<UInt8>]) async throws(SecureChannelError) {
-        if sending {
-            await withCheckedContinuation { queued.append($0) }
+        // Waited for even by a cancelled task: its caller's cancellation does not abandon a
+        // send; only the connection failing does.
+        await turn.wait { (taken: inout Bool) -> Void? in
+            guard !taken else { return nil }
+            taken = true
+            return ()
         }
-        sending = true
-        defer {
-            if queued.isEmpty { sending = false } else { queued.removeFirst().resume() }
-        }
+        defer { turn.withLock { $0 = false } }
         if let failed { throw failed }
         let output: [UInt8]
         do {

@@ -1,5 +1,6 @@
 import Synchronization
 import LFSyncContent
+import LFSyncSystem
 import LFSyncWire
 
 /// What one send puts on the wire, prepared once for every peer: the assets
@@ -32,7 +33,7 @@ final class OutgoingPush: Sendable {
         let settled: SettledFiles
     }
 
-    private struct State {
+    private struct State: Sendable {
         /// Nil once every consumer has gone past it: a push of 200,000 files
         /// holds only the offers in flight, not the whole library's manifests.
         var batches: [Batch?] = []
@@ -50,7 +51,6 @@ final class OutgoingPush: Sendable {
         var unofferable: [(asset: PlacedAsset, reason: String)] = []
         /// Why the feed ended early (the scan failed), if it did.
         var failure: String?
-        var waiters: [(index: Int, continuation: CheckedContinuation<Void, Never>)] = []
 
         mutating func append(_ batch: Batch) {
             if pushID == nil { pushID = batch.offerID }
@@ -58,7 +58,8 @@ final class OutgoingPush: Sendable {
         }
     }
 
-    private let state = Mutex(State())
+    /// Send jobs wait here for their next offer (`ready(_:)`).
+    private let state = Monitor(State())
     private let offerIDs: OfferIDSource
     private let batcher: OfferBatcher
 
@@ -94,7 +95,7 @@ final class OutgoingPush: Sendable {
 
     private func append(_ placed: [PlacedAsset], settled: SettledFiles) {
         let cut = batcher.batches(of: placed)
-        let woken = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+        state.withLock { state in
             precondition(!state.finished, "append after finish")
             for assets in cut.batches {
                 var repeated = Set<ContentID>()
@@ -103,33 +104,21 @@ final class OutgoingPush: Sendable {
             }
             for (asset, _) in cut.unofferable { state.seen.insert(asset.contentID) }
             state.unofferable += cut.unofferable
-            return Self.takeReady(&state)
         }
-        for continuation in woken { continuation.resume() }
     }
 
     /// No more batches. A push that offered nothing still sends one empty
     /// offer, so the receiver (and a peer that asked with Pull) sees it end.
     /// - Parameter failure: why the feed ended early, if it did.
     func endOfAssets(failure: String? = nil) {
-        let woken = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            guard !state.finished else { return [] }
+        state.withLock { state in
+            guard !state.finished else { return }
             if state.batches.isEmpty {
                 state.append(Batch(offerID: offerIDs.next(), assets: [], repeated: [], settled: SettledFiles()))
             }
             state.finished = true
             state.failure = failure
-            defer { state.waiters = [] }
-            return state.waiters.map(\.continuation)
         }
-        for continuation in woken { continuation.resume() }
-    }
-
-    private static func takeReady(_ state: inout State) -> [CheckedContinuation<Void, Never>] {
-        let count = state.batches.count
-        let ready = state.waiters.filter { $0.index + 1 < count }
-        state.waiters.removeAll { $0.index + 1 < count }
-        return ready.map(\.continuation)
     }
 
     // MARK: - Taking
@@ -157,17 +146,13 @@ final class OutgoingPush: Sendable {
     }
 
     /// Waits until offer `index` can be sent — the next batch exists, or the
-    /// feed has finished. False when there is no batch `index`.
+    /// feed has finished. False when there is no batch `index`, or the
+    /// waiting task was cancelled.
     func ready(_ index: Int) async -> Bool {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let now = state.withLock { state -> Bool in
-                if state.finished || index + 1 < state.batches.count { return true }
-                state.waiters.append((index, continuation))
-                return false
-            }
-            if now { continuation.resume() }
+        await state.wait(orIfCancelled: false) { state in
+            guard state.finished || index + 1 < state.batches.count else { return nil }
+            return index < state.batches.count
         }
-        return state.withLock { index < $0.batches.count }
     }
 
     /// Whether offer `index` can be sent now (see `ready(_:)`), without waiting.

@@ -92,7 +92,7 @@ actor PeerSendJob {
         await receiving.value
         watchdog.cancel()
         commitConfirmed()
-        await session.retireOffers(launchedOfferIDs)
+        await session.sender.retire(launchedOfferIDs)
         // Whatever is still unresolved was cut off: offered but never receipted, or never offered.
         let closed = await session.closeReason.map { "connection lost before the peer confirmed: \($0)" }
         let lost = cut ?? gaveUp ?? closed ?? "connection closed before the peer confirmed"
@@ -165,7 +165,7 @@ actor PeerSendJob {
                 }
                 progress.assetsTotal += offer.assets.count - batch.repeated.count
                 let session = session, timeout = replyTimeout
-                replies[launched] = Task { await session.offer(offer, receipts: receipts, timeout: timeout) }
+                replies[launched] = Task { await session.sender.offer(offer, receipts: receipts, timeout: timeout) }
                 launchedOfferIDs.append(offer.offerID)
                 launched += 1
             }

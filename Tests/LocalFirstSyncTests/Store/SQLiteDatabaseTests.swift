@@ -6,20 +6,23 @@ import Testing
 @Suite("SQLite wrapper")
 struct SQLiteDatabaseTests {
     /// The ledger names every peer and file: a new one, and its WAL, are private to their user.
-    @Test func aNewLedgerIsCreatedPrivate() async throws {
-        try await TestSupport.withTemporaryDirectory { root in
-            let url = root.appendingPathComponent("ledger.sqlite")
-            let previous = umask(0o022)
-            defer { umask(previous) }
-            let store = try SyncStateStore.onDisk(url)
-            let content = ContentID(hash: try #require(Hash256(bytes: [UInt8](repeating: 7, count: 32))))
-            try store.recordSynced([(content: content, bytes: 1)], peer: PeerKey(rawValue: "peer"))
-            for name in ["ledger.sqlite", "ledger.sqlite-wal"] {
-                var status = stat()
-                #expect(lstat(root.appendingPathComponent(name).path, &status) == 0, "\(name) exists")
-                #expect(status.st_mode & 0o777 == 0o600, "\(name) mode \(String(status.st_mode & 0o777, radix: 8))")
+    /// In a process of its own (an exit test): the umask belongs to the whole
+    /// process, and other tests create files beside this one.
+    @Test func aNewLedgerIsCreatedPrivate() async {
+        await #expect(processExitsWith: .success) {
+            umask(0o022)
+            try await TestSupport.withTemporaryDirectory { root in
+                let url = root.appendingPathComponent("ledger.sqlite")
+                let store = try SyncStateStore.onDisk(url)
+                let content = ContentID(hash: try #require(Hash256(bytes: [UInt8](repeating: 7, count: 32))))
+                try store.recordSynced([(content: content, bytes: 1)], peer: PeerKey(rawValue: "peer"))
+                for name in ["ledger.sqlite", "ledger.sqlite-wal"] {
+                    var status = stat()
+                    #expect(lstat(root.appendingPathComponent(name).path, &status) == 0, "\(name) exists")
+                    #expect(status.st_mode & 0o777 == 0o600, "\(name) mode \(String(status.st_mode & 0o777, radix: 8))")
+                }
+                store.close()
             }
-            store.close()
         }
     }
 

@@ -18,18 +18,21 @@ import Glibc
         return stat(path, &info) == 0 ? info.st_mode & 0o7777 : 0
     }
 
-    @Test func replaceWritesWholeWithTheExactModeAndLeavesNoTemporary() async throws {
-        try await TestSupport.withTemporaryDirectory { directory throws in
-            let path = directory.appendingPathComponent("config.json").path
-            try Data("old".utf8).write(to: URL(fileURLWithPath: path))
-            #expect(chmod(path, 0o644) == 0)
-            // A permissive umask must not widen the mode either.
-            let previous = umask(0)
-            defer { umask(previous) }
-            #expect(try DurableFile.write(Array("new contents".utf8), to: path, mode: 0o600, placement: .replace) == .written)
-            #expect(try String(contentsOfFile: path, encoding: .utf8) == "new contents")
-            #expect(Self.mode(path) == 0o600)
-            #expect(try Self.entries(directory) == ["config.json"])
+    /// In a process of its own (an exit test): the umask belongs to the whole
+    /// process, and other tests create files beside this one.
+    @Test func replaceWritesWholeWithTheExactModeAndLeavesNoTemporary() async {
+        await #expect(processExitsWith: .success) {
+            try await TestSupport.withTemporaryDirectory { directory throws in
+                let path = directory.appendingPathComponent("config.json").path
+                try Data("old".utf8).write(to: URL(fileURLWithPath: path))
+                #expect(chmod(path, 0o644) == 0)
+                // A permissive umask must not widen the mode either.
+                umask(0)
+                #expect(try DurableFile.write(Array("new contents".utf8), to: path, mode: 0o600, placement: .replace) == .written)
+                #expect(try String(contentsOfFile: path, encoding: .utf8) == "new contents")
+                #expect(DurableFileTests.mode(path) == 0o600)
+                #expect(try DurableFileTests.entries(directory) == ["config.json"])
+            }
         }
     }
 

@@ -1,0 +1,302 @@
+import LFSyncContent
+import LFSyncCrypto
+import LFSyncStore
+import LFSyncSystem
+import LFSyncWire
+
+/// The incoming side of one connection: the pushes this peer offers us,
+/// taken through their steps — ask (consent), plan, write chunks, verify,
+/// install, receipt.
+///
+/// `IncomingOffers` decides every step (a value type, tested without
+/// sockets); this actor carries out what it asks for: the disk work on
+/// threads of its own (`ChunkWriteQueue`, `AssetInstallQueue`), the ledger
+/// rows, and the replies and receipts, which leave through the session.
+actor SessionReceiver {
+    private let peer: Peer
+    private let context: SessionContext
+    private var incoming = IncomingOffers()
+    /// Contents being received, by file hash (see `IncomingOffers`).
+    private var partials: [Hash256: IncomingFile] = [:]
+    /// Contents verified and staged, waiting for the placements that need them.
+    private var staged: [Hash256: StagedFile] = [:]
+    /// The application's view of each push being received, by push ID.
+    private var transfers: [UInt64: ReceiveSessionHandle] = [:]
+    private let decompressor = ZstdDecompressor()
+    /// Chunks are written on a thread of their own, in order.
+    private let chunkWrites = ChunkWriteQueue()
+    /// Verifying and installing (fsync, rename) run on threads of their own,
+    /// so the next chunks keep coming while the disk catches up.
+    private let installs = AssetInstallQueue()
+    /// Jobs handed to those threads and not reported back yet: the session
+    /// stops reading the peer while there are too many (`roomForMore()`).
+    private let jobs = Monitor(0)
+    /// Replies and receipts, and the ledger rows of assets received, waiting to
+    /// leave together: a burst of installs (hundreds of small files landed
+    /// under one durability barrier) costs one send and one commit.
+    private var outbox: [WireMessage] = []
+    private var receivedToRecord: [(content: ContentID, bytes: UInt64)] = []
+    private var flushScheduled = false
+    /// The flush under way: flushes run one after another, so the messages of
+    /// one never overtake those of the one before while it waits for its commit.
+    private var flushing: Task<Void, Never>?
+    /// Set once the connection is ending: nothing new is planned or staged.
+    private var closing = false
+    /// Where replies and receipts go.
+    private let channel: SecureChannel
+    /// The session this side belongs to, told when sending fails; it owns
+    /// this side, hence weak.
+    private weak var session: PeerSession?
+
+    /// Beyond this many queued jobs a slow disk slows the peer down: the
+    /// session stops reading until the queue drains. Jobs are small (their
+    /// data is already on disk), and a deep queue is what lets installs land
+    /// in large groups under one durability barrier.
+    private static let maxQueuedJobs = 1024
+    /// And beyond this many bytes of chunks waiting to be written.
+    private static let maxQueuedWriteBytes = 32 << 20
+
+    init(peer: Peer, channel: SecureChannel, context: SessionContext) {
+        self.peer = peer
+        self.channel = channel
+        self.context = context
+    }
+
+    func attach(to session: PeerSession) {
+        self.session = session
+    }
+
+    // MARK: - What the peer sent (handed over by the session's loop, in order)
+
+    func received(_ offer: WireMessage.Offer) async throws(SyncError) {
+        await perform(try incoming.received(offer))
+    }
+
+    func cancelled(_ cancel: WireMessage.Cancel) async {
+        await perform(incoming.cancelled(offerID: cancel.offerID, reason: cancel.reason))
+    }
+
+    func received(_ chunk: WireMessage.Chunk) async throws(SyncError) {
+        guard let destination = try incoming.destination(of: chunk) else { return }
+        let bytes: ArraySlice<UInt8>
+        do { bytes = try chunk.payload.decoded(using: decompressor) } catch {
+            throw .malformedMessage("chunk \(chunk.chunkIndex): \(error)")
+        }
+        guard let file = partials[destination.fileHash] else {
+            await perform(incoming.chunkWritten(destination, bytes: bytes.count, .failure(.partialTaken(fileHash: destination.fileHash))))
+            return
+        }
+        jobStarted()
+        chunkWrites.write(HandedOver(file), chunkAt: Int(chunk.chunkIndex), bytes: bytes, for: destination) { [weak self] in
+            Task { await self?.chunksWritten() }
+        }
+    }
+
+    /// Returns once the disk has caught up enough to read the peer's next
+    /// message (backpressure): fewer jobs queued than the limit, and not too
+    /// many bytes of chunks waiting to be written. Waited for without
+    /// entering this actor, which the jobs reporting back need.
+    nonisolated func roomForMore() async {
+        let writes = chunkWrites
+        await jobs.wait(orIfCancelled: ()) { inFlight in
+            inFlight < Self.maxQueuedJobs && (inFlight == 0 || writes.bytesQueued <= Self.maxQueuedWriteBytes) ? () : nil
+        }
+    }
+
+    // MARK: - Carrying out what `IncomingOffers` decided
+
+    private func perform(_ actions: [IncomingOffers.Action]) async {
+        for action in actions {
+            switch action {
+            case let .announce(pushID, header, firstAssets):
+                announce(pushID: pushID, header: header, firstAssets: firstAssets)
+            case let .plan(offerID, assets, known):
+                guard let result = await plan(assets, known: known) else { return }
+                await perform(incoming.planned(offerID: offerID, result))
+            case let .send(messages):
+                outbox += messages
+                scheduleFlush()
+            case let .verify(hash):
+                verify(hash)
+            case let .install(order):
+                install(order)
+            case let .discard(hash):
+                partials[hash] = nil
+                if let file = staged.removeValue(forKey: hash) { try? file.discard() }
+            case let .progress(pushID, progress):
+                transfers[pushID]?.update { $0 = progress }
+            case let .outcome(pushID, contentID, outcome):
+                transfers[pushID]?.record(outcome, for: contentID)
+            case let .recordReceived(contents):
+                receivedToRecord += contents
+                scheduleFlush()
+            case let .pushEnded(pushID):
+                transfers.removeValue(forKey: pushID)?.end()
+            case let .log(line):
+                context.log("\(peer): \(line)")
+            }
+        }
+    }
+
+    /// A new push: the application hears of it, and the trust policy, a person or the clock answers.
+    private func announce(pushID: UInt64, header: WireMessage.PushHeader, firstAssets: [PlacedAsset]) {
+        let decision = OneShotDecision()
+        let handle = ReceiveSessionHandle(decision: decision)
+        transfers[pushID] = handle
+        let automatic = context.trust.acceptsOffers(from: peer.deviceID) || firstAssets.isEmpty
+        if automatic { decision.decide(true) }
+        context.announce(IncomingTransfer(
+            from: peer, offerID: pushID, items: firstAssets.flatMap(\.placements), fileCount: header.fileCount,
+            totalByteCount: header.byteCount, acceptedAutomatically: automatic, decision: decision, session: handle))
+        let timeout = context.decisionTimeout, clock = context.clock
+        Task {
+            let accepted = await decision.wait(timeout: timeout, clock: clock)
+            await self.decided(pushID: pushID, accepted: accepted, expired: decision.hasExpired)
+        }
+    }
+
+    private func decided(pushID: UInt64, accepted: Bool, expired: Bool) async {
+        guard !closing else { return }
+        if !accepted { context.log(expired ? "offer from \(peer) expired unanswered" : "declined offer from \(peer)") }
+        // The sender's person should know whether someone said no or nobody was there.
+        let reason = expired ? "nobody answered in time" : "declined"
+        await perform(incoming.decided(pushID: pushID, accepted: accepted, reason: reason))
+    }
+
+    /// Stages an offer's files, on the write thread: planning stats the library,
+    /// reads the chunk index and may re-hash a partial it adopts. `IncomingOffers`
+    /// plans again if what the plan counted on changed meanwhile. Nil when the
+    /// connection closed meanwhile: nobody will write these, and dropping them
+    /// releases their locks.
+    private func plan(_ assets: [PlacedAsset], known: Set<Hash256>) async -> Result<IncomingOffers.Plan, ReceiveError>? {
+        do throws(ReceiveError) {
+            let importer: LibraryImporter
+            do throws(SyncError) { importer = try context.importer() } catch { throw ReceiveError.libraryUnavailable(error.description) }
+            let prepared = try await chunkWrites.plan(assets, known: known, with: importer)
+            guard !closing else { return nil }
+            for (hash, file) in prepared.value.files { partials[hash] = file }
+            return .success(prepared.value.plan)
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    // MARK: - Writing, verifying, installing: off this actor
+
+    private func chunksWritten() async {
+        for written in chunkWrites.takeLanded() {
+            jobDone()
+            await perform(incoming.chunkWritten(written.destination, bytes: written.byteCount, written.result))
+        }
+    }
+
+    private func verify(_ hash: Hash256) {
+        guard let file = partials.removeValue(forKey: hash) else {
+            Task { await self.verified(hash, .failure(.partialTaken(fileHash: hash)), counted: false) }
+            return
+        }
+        // The file is handed over: this actor does not touch it again.
+        jobStarted()
+        installs.verify(HandedOver(file)) { result in
+            Task { await self.verified(hash, result, counted: true) }
+        }
+    }
+
+    private func verified(_ hash: Hash256, _ result: Result<StagedFile, ReceiveError>, counted: Bool) async {
+        if counted { jobDone() }
+        if case let .success(file) = result {
+            // The connection ended meanwhile: nobody will install it; give its chunks back to a later offer.
+            guard !closing || !incoming.isIdle else {
+                try? file.discard()
+                return
+            }
+            staged[hash] = file
+        }
+        await perform(incoming.verified(hash, result.map { _ in () }))
+    }
+
+    private func install(_ order: IncomingOffers.InstallOrder) {
+        var sources: [Hash256: StagedFile] = [:]
+        for row in order.sources {
+            for source in row {
+                switch source {
+                case .inPlace: break
+                case let .copy(hash): sources[hash] = staged[hash]
+                case let .take(hash): sources[hash] = staged.removeValue(forKey: hash) ?? sources[hash]
+                }
+            }
+        }
+        let importer: LibraryImporter
+        do { importer = try context.importer() } catch {
+            Task { await self.installed(order, .failure(.libraryUnavailable(error.description)), counted: false) }
+            return
+        }
+        jobStarted()
+        // Queued now, in the order decided: one that copies a content runs before the one that takes it.
+        installs.install(order, staged: sources, with: importer) { result in
+            Task { await self.installed(order, result, counted: true) }
+        }
+    }
+
+    private func installed(_ order: IncomingOffers.InstallOrder, _ result: Result<[InstalledFile], ReceiveError>, counted: Bool) async {
+        if counted { jobDone() }
+        await perform(incoming.installed(offerID: order.offerID, contentID: order.asset.contentID, result))
+    }
+
+    private func jobStarted() {
+        jobs.withLock { $0 += 1 }
+    }
+
+    private func jobDone() {
+        jobs.withLock { $0 -= 1 }
+    }
+
+    // MARK: - Replies, receipts and ledger rows, in batches
+
+    private func scheduleFlush() {
+        guard !flushScheduled else { return }
+        flushScheduled = true
+        let previous = flushing
+        flushing = Task {
+            await previous?.value
+            await self.flush()
+        }
+    }
+
+    /// Records what was received, then sends what the outbox holds, in order.
+    /// The ledger rows are committed (on the database's thread) before the
+    /// Receipts that follow them leave: what we confirm, our ledger has.
+    private func flush() async {
+        flushScheduled = false
+        let contents = receivedToRecord, messages = outbox
+        receivedToRecord = []
+        outbox = []
+        if !contents.isEmpty { await context.receivedAssets(contents, from: peer) }
+        guard !messages.isEmpty else { return }
+        // Straight on the channel, even while `close()` lets queued installs finish: the
+        // channel is still open then, and the peer waits for exactly these receipts.
+        do { try await channel.send(messages) } catch {
+            await session?.close(reason: error.description)
+        }
+    }
+
+    // MARK: - Closing
+
+    /// The connection is ending: what is already queued lands (or fails) and
+    /// is reported, every push in progress ends, and verified chunks stay in
+    /// staging, where the next offer of the same content resumes from them.
+    func close(reason: String) async {
+        guard !closing else { return }
+        closing = true
+        // Waited for even if the closing task was cancelled: the jobs hold files of this side.
+        await jobs.wait { $0 == 0 ? () : nil }
+        await perform(incoming.closed(reason: reason))
+        await flushing?.value
+        await flush()
+        for file in staged.values { try? file.discard() }
+        staged = [:]
+        partials = [:]
+        for handle in transfers.values { handle.end() }
+        transfers = [:]
+    }
+}
