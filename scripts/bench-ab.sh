@@ -15,6 +15,7 @@ for round in 1 2; do
     bin=$(build $which)
     sync; "$bin/lfsync-bench" broadcast > "$out/broadcast-$which-$round.txt" 2>&1
     sync; "$bin/lfsync-bench" content > "$out/content-$which-$round.txt" 2>&1
+    sync; "$bin/lfsync-bench" channel > "$out/channel-$which-$round.txt" 2>&1
   done
 done
 for round in 1 2; do
@@ -29,4 +30,5 @@ for which in before after; do
 done
 grep -h "3-peer" "$out"/broadcast-*.txt
 grep -h "rescan\|2 cores (as" "$out"/content-*.txt
+for f in "$out"/channel-*.txt; do echo "== $f"; tail -4 "$f"; done
 cat "$out"/cold-*.md "$out"/small-*.md | grep -v '^|---\|^| scenario'

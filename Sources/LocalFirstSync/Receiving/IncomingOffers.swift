@@ -8,7 +8,7 @@ import LFSyncWire
 /// contents on their way in.
 ///
 /// It does no I/O and owns no file: every event returns the `Action`s that
-/// follow from it, in order, and the session carries them out and reports
+/// follow from it, in order, and `SessionReceiver` carries them out and reports
 /// back (`planned`, `chunkWritten`, `verified`, `installed`). So every rule
 /// below can be tested without a socket or a disk, the way swift-nio tests
 /// its decoders.
@@ -287,7 +287,7 @@ struct IncomingOffers {
         case let .success(found):
             plan = found
         }
-        // The plan is made off the session's actor, which meanwhile goes on with other events.
+        // The plan is made off the receiver's actor, which meanwhile goes on with other events.
         // If a content it counted on as "on its way" is gone since, or a file it looked for in
         // the library started landing, the plan describes a moment that has passed: it is
         // dropped (its partial handles with it) and made again.

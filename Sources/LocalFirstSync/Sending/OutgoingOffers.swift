@@ -4,7 +4,7 @@ import LFSyncWire
 /// answer, how many Receipts each may still get, and what a late answer means.
 ///
 /// A value type that decides and does no I/O, the mirror of `IncomingOffers`:
-/// `PeerSession` tells it what happened and does what it answers (resume a
+/// `SessionSender` tells it what happened and does what it answers (resume a
 /// waiter, pass a Receipt on, send Cancel, drop the peer), so these rules are
 /// tested without sockets (`OutgoingOffersTests`).
 struct OutgoingOffers {
