@@ -83,15 +83,19 @@ package final class Monitor<State: Sendable>: Sendable {
 
     /// Waits until `condition` returns a value, and returns it; `cancelled` if
     /// the task is cancelled first.
+    /// - Parameter whenParked: runs (unlocked) once the waiter is parked, for
+    ///   what must follow parking, not precede it: arming a descriptor, whose
+    ///   readiness report then finds the waiter there.
     package func wait<Result: Sendable>(
         orIfCancelled cancelled: Result,
-        until condition: @escaping @Sendable (inout State) -> Result?
+        until condition: @escaping @Sendable (inout State) -> Result?,
+        whenParked: (() -> Void)? = nil
     ) async -> Result {
         if let now = passNow(condition) { return now }
         let id = nextWaiterID()
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result, Never>) in
-                park(id, continuation, until: condition, orIfCancelled: cancelled)
+                if park(id, continuation, until: condition, orIfCancelled: cancelled) { whenParked?() }
             }
         } onCancel: {
             forget(id)
@@ -116,12 +120,13 @@ package final class Monitor<State: Sendable>: Sendable {
         }
     }
 
-    /// Lets the waiter through at once if its condition holds, or parks it.
-    /// `cancelled` nil: the wait ignores cancellation.
+    /// Lets the waiter through at once if its condition holds, or parks it;
+    /// true when parked. `cancelled` nil: the wait ignores cancellation.
+    @discardableResult
     private func park<Result: Sendable>(
         _ id: UInt64, _ continuation: CheckedContinuation<Result, Never>,
         until condition: @escaping @Sendable (inout State) -> Result?, orIfCancelled cancelled: Result?
-    ) {
+    ) -> Bool {
         let (now, wakeups) = guarded.withLock { guarded -> (Result?, [@Sendable () -> Void]) in
             if let value = condition(&guarded.state) { return (value, guarded.serve()) }
             // Checked under the lock the cancellation handler takes: either it has run
@@ -137,6 +142,7 @@ package final class Monitor<State: Sendable>: Sendable {
         }
         if let now { continuation.resume(returning: now) }
         for wakeup in wakeups { wakeup() }
+        return now == nil
     }
 
     /// Ends a cancelled task's wait, unless it was let through first.

@@ -1,29 +1,24 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Synchronization
+import LFSyncSystem
 import LFSyncTransport
 
 /// The listener's state, registered with the reactor.
 final class TCPListenerCore: ReactorHandler, Sendable {
     package typealias AcceptResult = Result<TCPConnection, TransportError>
 
-    private struct Waiter {
-        var id: UInt64
-        var continuation: CheckedContinuation<AcceptResult, Never>
-    }
-
-    private struct State {
+    private struct State: Sendable {
         var open = true
-        var waiters: [Waiter] = []
     }
 
     private let registration: ReactorRegistration
     private let reactor: EpollReactor
     package var fd: Int32 { registration.fd }
     private let configuration: TCPTransport.Configuration
-    private let state = Mutex(State())
-    private let waiterIDs = Atomic<UInt64>(0)
+    /// Accepts wait here; each tries `accept4` itself, under the lock, when it
+    /// comes and again when the reactor reports the socket readable.
+    private let state = Monitor(State())
 
     package init(registration: ReactorRegistration, reactor: EpollReactor, configuration: TCPTransport.Configuration) {
         self.registration = registration
@@ -31,7 +26,7 @@ final class TCPListenerCore: ReactorHandler, Sendable {
         self.configuration = configuration
     }
 
-    private enum AcceptStep {
+    private enum AcceptStep: Sendable {
         case accepted(Int32)
         case wouldBlock
         case failed(TransportError)
@@ -66,84 +61,42 @@ final class TCPListenerCore: ReactorHandler, Sendable {
     }
 
     package func accept() async throws(TransportError) -> any Connection {
-        let immediate = state.withLock { state -> AcceptStep? in
+        let registration = registration
+        let step = await state.wait(orIfCancelled: AcceptStep.failed(.cancelled), until: { [self] state in
             guard state.open else { return .failed(.closed) }
-            guard state.waiters.isEmpty else { return nil }
             switch acceptOnce() {
             case .wouldBlock: return nil
             case let step: return step
             }
+        }, whenParked: {
+            // Armed only once parked: the readiness report then finds this accept waiting.
+            registration.want(.read)
+        })
+        switch step {
+        case .accepted(let fd): return try makeConnection(fd).get()
+        case .failed(let error): throw error
+        case .wouldBlock: throw .closed  // not returned by the condition above
         }
-        switch immediate {
-        case .accepted(let fd)?: return try makeConnection(fd).get()
-        case .failed(let error)?: throw error
-        case .wouldBlock?, nil: break
-        }
-        let id = waiterIDs.wrappingAdd(1, ordering: .relaxed).oldValue
-        let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<AcceptResult, Never>) in
-                let early = state.withLock { state -> AcceptResult? in
-                    guard state.open else { return .failure(.closed) }
-                    if Task.isCancelled { return .failure(.cancelled) }
-                    state.waiters.append(Waiter(id: id, continuation: continuation))
-                    return nil
-                }
-                if let early {
-                    continuation.resume(returning: early)
-                    return
-                }
-                registration.want(.read)
-            }
-        } onCancel: {
-            let waiter = state.withLock { state -> Waiter? in
-                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-                return state.waiters.remove(at: index)
-            }
-            waiter?.continuation.resume(returning: .failure(.cancelled))
-        }
-        return try result.get()
     }
 
     package func reactorEventsArrived(_ events: ReactorEvents) {
-        var accepted: [(CheckedContinuation<AcceptResult, Never>, Int32)] = []
-        var failed: [(CheckedContinuation<AcceptResult, Never>, TransportError)] = []
-        let rearm = state.withLock { state -> Bool in
-            guard state.open else { return false }
-            while let waiter = state.waiters.first {
-                switch acceptOnce() {
-                case .accepted(let fd):
-                    state.waiters.removeFirst()
-                    accepted.append((waiter.continuation, fd))
-                case .wouldBlock:
-                    return true
-                case .failed(let error):
-                    // EMFILE and friends: fail this caller rather than spin on a readable socket.
-                    state.waiters.removeFirst()
-                    failed.append((waiter.continuation, error))
-                    return false
-                }
-            }
-            return false
-        }
-        if rearm { registration.want(.read) } else { registration.unwant(.read) }
-        for (continuation, fd) in accepted { continuation.resume(returning: makeConnection(fd)) }
-        for (continuation, error) in failed { continuation.resume(returning: .failure(error)) }
-        // Waiters left after a failure get another chance with the next readiness report.
-        if !failed.isEmpty, state.withLock({ !$0.waiters.isEmpty && $0.open }) { registration.want(.read) }
+        // Every waiting accept tries again, in order. An error (EMFILE and friends) fails the
+        // accepts it reaches rather than spin on a readable socket.
+        state.withLock { _ in }
+        // Not wanting read any more matters: a re-armed one-shot registration would report a
+        // pending connection again and again with nobody waiting.
+        if state.waiterCount > 0 { registration.want(.read) } else { registration.unwant(.read) }
     }
 
     package func reactorTimerFired(now: MonotonicInstant) -> MonotonicInstant? { nil }
 
     /// Closes the socket; pending accepts end with `.closed`. Idempotent.
     package func shutDown() {
-        let waiters = state.withLock { state -> [Waiter] in
-            guard state.open else { return [] }
+        state.withLock { state in
+            guard state.open else { return }
             state.open = false
             registration.cancel()
             Glibc.close(registration.fd)
-            defer { state.waiters.removeAll() }
-            return state.waiters
         }
-        for waiter in waiters { waiter.continuation.resume(returning: .failure(.closed)) }
     }
 }
