@@ -24,23 +24,28 @@ let package = Package(
         // The layers, bottom up (DESIGN.md §2, ARCHITECTURE.md). Each is its own
         // target so the compiler refuses an import against the direction;
         // `package` access carries what they share without making it public.
+        // A target names every layer it imports, not only the nearest: an
+        // incremental build then rebuilds it when any of them changes.
         .target(name: "LFSyncSystem", dependencies: ["CLinux"]),
         .target(name: "LFSyncCrypto", dependencies: ["LFSyncSystem", "CSodium"]),
         .target(name: "LFSyncContent", dependencies: ["LFSyncSystem", "LFSyncCrypto"]),
-        .target(name: "LFSyncStore", dependencies: ["LFSyncContent", "CSQLite"]),
+        .target(name: "LFSyncStore", dependencies: ["LFSyncSystem", "LFSyncCrypto", "LFSyncContent", "CSQLite", "CLinux"]),
         .target(name: "LFSyncTransport", dependencies: ["LFSyncSystem"]),
         /// Real sockets on epoll, kept apart from the seam like NIOPosix is from NIOCore.
         .target(name: "LFSyncTCP", dependencies: ["LFSyncSystem", "LFSyncTransport", "CLinux"]),
-        .target(name: "LFSyncWire", dependencies: ["LFSyncTransport", "LFSyncContent", "LFSyncCrypto", "CZstd", "CSodium"]),
+        .target(name: "LFSyncWire", dependencies: ["LFSyncSystem", "LFSyncTransport", "LFSyncContent", "LFSyncCrypto", "CZstd", "CSodium"]),
         .target(name: "LFSyncDiscovery", dependencies: ["LFSyncSystem", "CDNSSD", "CLinux"]),
         /// The engine and the public API an app imports.
         .target(
             name: "LocalFirstSync",
-            dependencies: ["LFSyncStore", "LFSyncWire", "LFSyncTCP", "LFSyncDiscovery"]
+            dependencies: [
+                "LFSyncSystem", "LFSyncCrypto", "LFSyncContent", "LFSyncStore", "LFSyncTransport", "LFSyncWire",
+                "LFSyncTCP", "LFSyncDiscovery",
+            ]
         ),
         /// In-memory transport and discovery with fault injection, and a manual
         /// clock: what an app's own tests need (like NIOEmbedded).
-        .target(name: "LocalFirstSyncTesting", dependencies: ["LocalFirstSync"]),
+        .target(name: "LocalFirstSyncTesting", dependencies: ["LocalFirstSync", "LFSyncSystem", "LFSyncTransport", "LFSyncDiscovery"]),
         .executableTarget(name: "lfsync", dependencies: ["LocalFirstSync", "LFSyncSystem", "LFSyncTCP", "LFSyncWire"]),
         /// Advertises or browses over DNS-SD; the discovery lab runs it inside network namespaces.
         .executableTarget(name: "lfsync-discovery-probe", dependencies: ["LocalFirstSync"]),
@@ -49,7 +54,11 @@ let package = Package(
         .target(name: "LFSyncFixtures", dependencies: ["LocalFirstSync"]),
         .executableTarget(name: "lfsync-bench", dependencies: ["LocalFirstSync", "LFSyncFixtures", "LFSyncTCP", "LFSyncWire"]),
         .testTarget(
-            name: "LocalFirstSyncTests", dependencies: ["LocalFirstSync", "LocalFirstSyncTesting", "LFSyncFixtures", "CSodium", "CLinux"],
+            name: "LocalFirstSyncTests",
+            dependencies: [
+                "LocalFirstSync", "LocalFirstSyncTesting", "LFSyncFixtures", "LFSyncSystem", "LFSyncCrypto", "LFSyncContent",
+                "LFSyncStore", "LFSyncTransport", "LFSyncTCP", "LFSyncWire", "LFSyncDiscovery", "CSodium", "CLinux",
+            ],
             // Read at run time from the source tree, so that other implementations can use them too.
             exclude: ["Vectors"]
         ),

@@ -73,11 +73,15 @@ package final class Monitor<State: Sendable>: Sendable {
 
     /// Waits until `condition` returns a value, and returns it, whether or not
     /// the task is cancelled meanwhile.
-    package func wait<Result: Sendable>(until condition: @escaping @Sendable (inout State) -> Result?) async -> Result {
+    /// - Parameter whenParked: as for the cancellable `wait`.
+    package func wait<Result: Sendable>(
+        until condition: @escaping @Sendable (inout State) -> Result?,
+        whenParked: (() -> Void)? = nil
+    ) async -> Result {
         if let now = passNow(condition) { return now }
         let id = nextWaiterID()
         return await withCheckedContinuation { (continuation: CheckedContinuation<Result, Never>) in
-            park(id, continuation, until: condition, orIfCancelled: nil)
+            if park(id, continuation, until: condition, orIfCancelled: nil) { whenParked?() }
         }
     }
 

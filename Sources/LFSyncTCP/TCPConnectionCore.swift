@@ -2,43 +2,34 @@
 import Glibc
 #endif
 import Synchronization
+import LFSyncSystem
 import LFSyncTransport
 
 /// The state machine of one established TCP connection, shared by its handle
 /// (`TCPConnection`) and the reactor.
 ///
-/// The two directions are independent, each behind its own lock, so a large write on one
-/// thread never holds up a read on another. Every system call on the descriptor happens
-/// under the lock of its direction, and the descriptor is closed only while holding both
-/// (writer, then reader — the one lock order used): no call can ever reach a closed or
-/// reused descriptor number.
+/// The two directions are independent, each a `Monitor` of its own, so a large write on
+/// one thread never holds up a read on another. Every system call on the descriptor
+/// happens under the lock of its direction, and the descriptor is closed only while
+/// holding both (writer, then reader — the one lock order used): no call can ever reach a
+/// closed or reused descriptor number.
 ///
-/// Callers try the system call first on their own task; only "would block" parks a
-/// continuation and arms the descriptor. The reactor then performs the call and resumes the
-/// continuation — exactly once, since a waiter is always removed from its list (under the
-/// lock) by whoever resumes it.
+/// A receive or send states what it waits for as a condition that performs the system call
+/// itself, under the lock: at once on the caller's task, and again whenever the reactor
+/// reports the descriptor ready (or a deadline passes). Only "would block" parks the
+/// caller, and the descriptor is armed once it is parked (`whenParked`), so the readiness
+/// report finds it waiting.
 final class TCPConnectionCore: ReactorHandler, Sendable {
     package typealias ReceiveResult = Result<[UInt8]?, TransportError>
     package typealias SendResult = Result<Void, TransportError>
 
-    private struct ReceiveWaiter {
-        var id: UInt64
-        var continuation: CheckedContinuation<ReceiveResult, Never>
-        var deadline: MonotonicInstant?
-    }
-
-    private struct SendWaiter {
-        var id: UInt64
-        var bytes: [UInt8]
-        var continuation: CheckedContinuation<SendResult, Never>
-    }
-
-    private struct ReadSide {
+    private struct ReadSide: Sendable {
         var endOfStream = false
         var failure: TransportError?
         var closedLocally = false
         var descriptorOpen = true
-        var waiters: [ReceiveWaiter] = []
+        /// The idle deadline of each receive waiting, for the reactor's timer.
+        var deadlines: [UInt64: MonotonicInstant] = [:]
         /// After `close()`: reading and discarding until the peer's end of stream, in the
         /// background, before the descriptor is released (see `close`).
         var lingering = false
@@ -53,14 +44,12 @@ final class TCPConnectionCore: ReactorHandler, Sendable {
         }
     }
 
-    private struct WriteSide {
+    private struct WriteSide: Sendable {
         var queue = OutboundQueue()
         var failure: TransportError?
         var closedLocally = false
         var descriptorOpen = true
-        var waiters: [SendWaiter] = []
-        /// `close()` waiting for the queue to drain: true when flushed, false on timeout.
-        var flush: CheckedContinuation<Bool, Never>?
+        /// `close()` waiting for the queue to drain, until this deadline.
         var flushDeadline: MonotonicInstant?
 
         var sendError: TransportError? {
@@ -68,10 +57,18 @@ final class TCPConnectionCore: ReactorHandler, Sendable {
         }
     }
 
-    private enum CloseState {
+    private enum CloseState: Sendable {
         case open
-        case closing([CheckedContinuation<Void, Never>])
+        case closing
         case closed
+    }
+
+    /// What a send did: done (written or queued), queued with the rest for the reactor to
+    /// write (arm write interest), or failed.
+    private enum SendStep: Sendable {
+        case done
+        case armWrite
+        case failed(TransportError)
     }
 
     package let registration: ReactorRegistration
@@ -79,9 +76,9 @@ final class TCPConnectionCore: ReactorHandler, Sendable {
     private let sendQueueLimit: Int
     private let idleTimeout: Duration?
     private let closeTimeout: Duration
-    private let reader = Mutex(ReadSide())
-    private let writer = Mutex(WriteSide())
-    private let closeState = Mutex(CloseState.open)
+    private let reader = Monitor(ReadSide())
+    private let writer = Monitor(WriteSide())
+    private let closeState = Monitor(CloseState.open)
     private let waiterIDs = Atomic<UInt64>(0)
 
     package var fd: Int32 { registration.fd }
@@ -94,20 +91,37 @@ final class TCPConnectionCore: ReactorHandler, Sendable {
         self.closeTimeout = configuration.closeTimeout
     }
 
-    private func makeWaiterID() -> UInt64 {
-        waiterIDs.wrappingAdd(1, ordering: .relaxed).oldValue
-    }
-
     // MARK: Receiving
 
     package func receive() async throws(TransportError) -> [UInt8]? {
-        let immediate = reader.withLock { side -> ReceiveResult? in
-            if let terminal = side.terminal { return terminal }
-            guard side.waiters.isEmpty, side.descriptorOpen else { return nil }
-            return Self.completeRead(SocketIO.read(fd, maximum: receiveChunkSize), in: &side)
+        let id = waiterIDs.wrappingAdd(1, ordering: .relaxed).oldValue
+        let deadline = idleTimeout.map { MonotonicInstant.now().advanced(by: $0) }
+        let registration = registration
+        let result = await reader.wait(orIfCancelled: ReceiveResult.failure(.cancelled), until: { [self] side in
+            if let result = attemptRead(&side, deadline: deadline) {
+                side.deadlines[id] = nil
+                return result
+            }
+            if let deadline { side.deadlines[id] = deadline }
+            return nil
+        }, whenParked: {
+            registration.want(.read)
+            if let deadline { registration.schedule(at: deadline) }
+        })
+        if case .failure(.cancelled) = result { reader.withLock { _ = $0.deadlines.removeValue(forKey: id) } }
+        return try result.get()
+    }
+
+    /// One receive's turn under the read lock: the end of the stream, the bytes a read
+    /// returns, or its idle deadline passed; nil when it must wait.
+    private func attemptRead(_ side: inout ReadSide, deadline: MonotonicInstant?) -> ReceiveResult? {
+        if let terminal = side.terminal { return terminal }
+        if side.descriptorOpen, !side.lingering,
+           let result = Self.completeRead(SocketIO.read(fd, maximum: receiveChunkSize), in: &side) {
+            return result
         }
-        if let immediate { return try immediate.get() }
-        return try await waitForBytes().get()
+        if let deadline, MonotonicInstant.now() >= deadline { return .failure(.timedOut(.idle)) }
+        return nil
     }
 
     /// Applies a read result to the read side; nil when it would block.
@@ -124,101 +138,48 @@ final class TCPConnectionCore: ReactorHandler, Sendable {
         }
     }
 
-    private func waitForBytes() async -> ReceiveResult {
-        let id = makeWaiterID()
-        let deadline = idleTimeout.map { MonotonicInstant.now().advanced(by: $0) }
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<ReceiveResult, Never>) in
-                let early = reader.withLock { side -> ReceiveResult? in
-                    if let terminal = side.terminal { return terminal }
-                    if Task.isCancelled { return .failure(.cancelled) }
-                    side.waiters.append(ReceiveWaiter(id: id, continuation: continuation, deadline: deadline))
-                    return nil
-                }
-                if let early {
-                    continuation.resume(returning: early)
-                    return
-                }
-                registration.want(.read)
-                if let deadline { registration.schedule(at: deadline) }
-            }
-        } onCancel: {
-            let waiter = reader.withLock { side -> ReceiveWaiter? in
-                guard let index = side.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-                return side.waiters.remove(at: index)
-            }
-            waiter?.continuation.resume(returning: .failure(.cancelled))
-        }
-    }
-
     // MARK: Sending
 
-    private enum SendStep {
-        case done
-        case armWrite
-        case wait
-        case failed(TransportError)
-    }
-
     package func send(_ bytes: [UInt8]) async throws(TransportError) {
-        let step = writer.withLock { side -> SendStep in
+        let registration = registration
+        let step = await writer.wait(orIfCancelled: SendStep.failed(.cancelled), until: { [self] side in
             if let error = side.sendError { return .failed(error) }
             if bytes.isEmpty { return .done }
-            guard side.waiters.isEmpty, side.queue.byteCount < sendQueueLimit else { return .wait }
-            guard side.queue.isEmpty, side.descriptorOpen else {
-                side.queue.append(bytes)
-                return .done
-            }
-            // Nothing queued: write straight from the caller's buffer, queue only the rest.
-            var written = 0
-            while written < bytes.count {
-                switch SocketIO.write(fd, bytes, from: written) {
-                case .wrote(let count): written += count
-                case .wouldBlock:
-                    side.queue.append(bytes, skipping: written)
-                    return .armWrite
-                case .failed(let error):
-                    side.failure = error
-                    return .failed(error)
-                }
-            }
-            return .done
-        }
+            guard side.queue.byteCount < sendQueueLimit else { return nil }
+            return enqueue(bytes, &side)
+        }, whenParked: {
+            // The queue is full, so write interest is normally armed already (then this costs
+            // no system call).
+            registration.want(.write)
+        })
         switch step {
         case .done: return
         case .armWrite: registration.want(.write)
         case .failed(let error): throw error
-        case .wait: try await waitForRoom(bytes).get()
         }
     }
 
-    private func waitForRoom(_ bytes: [UInt8]) async -> SendResult {
-        let id = makeWaiterID()
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<SendResult, Never>) in
-                let early = writer.withLock { side -> SendResult? in
-                    if let error = side.sendError { return .failure(error) }
-                    if Task.isCancelled { return .failure(.cancelled) }
-                    if side.waiters.isEmpty, side.queue.byteCount < sendQueueLimit {
-                        // The reactor made room since `send` looked: queue for it to write.
-                        side.queue.append(bytes)
-                        return .success(())
-                    }
-                    side.waiters.append(SendWaiter(id: id, bytes: bytes, continuation: continuation))
-                    return nil
-                }
-                // Either way the queue is non-empty now, so write interest must be armed
-                // (it normally is already; then this costs no system call).
-                registration.want(.write)
-                if let early { continuation.resume(returning: early) }
-            }
-        } onCancel: {
-            let waiter = writer.withLock { side -> SendWaiter? in
-                guard let index = side.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-                return side.waiters.remove(at: index)
-            }
-            waiter?.continuation.resume(returning: .failure(.cancelled))
+    /// Writes `bytes` straight from the caller's buffer when nothing is queued, and queues
+    /// what the socket does not take; behind a queue, only queues. The caller holds the lock
+    /// and has checked there is room.
+    private func enqueue(_ bytes: [UInt8], _ side: inout WriteSide) -> SendStep {
+        guard side.queue.isEmpty, side.descriptorOpen else {
+            side.queue.append(bytes)
+            return .done
         }
+        var written = 0
+        while written < bytes.count {
+            switch SocketIO.write(fd, bytes, from: written) {
+            case .wrote(let count): written += count
+            case .wouldBlock:
+                side.queue.append(bytes, skipping: written)
+                return .armWrite
+            case .failed(let error):
+                side.failure = error
+                return .failed(error)
+            }
+        }
+        return .done
     }
 
     // MARK: Reactor callbacks
@@ -228,137 +189,61 @@ final class TCPConnectionCore: ReactorHandler, Sendable {
         if events.writable { handleWritable() }
     }
 
-    private struct ReadProgress {
-        var resumptions: [(CheckedContinuation<ReceiveResult, Never>, ReceiveResult)] = []
-        var lingerEnded = false
-        var rearm = false
-    }
-
     private func handleReadable() {
-        let progress = reader.withLock { side -> ReadProgress in
-            var progress = ReadProgress()
-            guard side.descriptorOpen else { return progress }
-            if side.lingering {
-                switch SocketIO.discard(fd) {
-                case .wouldBlock, .bytes: progress.rearm = true
-                case .endOfStream: side.endOfStream = true
-                case .failed(let error): side.failure = error
-                }
-                if !progress.rearm {
-                    side.lingering = false
-                    side.lingerDeadline = nil
-                    progress.lingerEnded = true
-                }
-                return progress
+        // Lingering after a close: read and discard until the peer's end of stream. Otherwise
+        // the change wakes the waiting receives, each of which reads for itself.
+        let (lingerEnded, stillLingering) = reader.withLock { side -> (Bool, Bool) in
+            guard side.descriptorOpen, side.lingering else { return (false, false) }
+            switch SocketIO.discard(fd) {
+            case .wouldBlock, .bytes: return (false, true)
+            case .endOfStream: side.endOfStream = true
+            case .failed(let error): side.failure = error
             }
-            while let first = side.waiters.first {
-                guard let result = Self.completeRead(SocketIO.read(fd, maximum: receiveChunkSize), in: &side) else {
-                    progress.rearm = true
-                    break
-                }
-                side.waiters.removeFirst()
-                progress.resumptions.append((first.continuation, result))
-                if let terminal = side.terminal {
-                    // End of stream or failure: everyone still waiting gets the same answer.
-                    progress.resumptions += side.waiters.map { ($0.continuation, terminal) }
-                    side.waiters.removeAll()
-                }
-            }
-            return progress
+            side.lingering = false
+            side.lingerDeadline = nil
+            return (true, false)
         }
         // Not wanting read any more matters: the descriptor stays readable, and a re-armed
         // one-shot registration would report it again and again with nobody waiting.
-        if progress.rearm { registration.want(.read) } else { registration.unwant(.read) }
-        for (continuation, result) in progress.resumptions { continuation.resume(returning: result) }
-        if progress.lingerEnded { releaseDescriptor(abortive: false) }
-    }
-
-    private struct WriteProgress {
-        var admitted: [CheckedContinuation<SendResult, Never>] = []
-        var failed: [CheckedContinuation<SendResult, Never>] = []
-        var failure: TransportError?
-        var flushed: (CheckedContinuation<Bool, Never>, Bool)?
-        var rearm = false
+        if stillLingering || reader.waiterCount > 0 { registration.want(.read) } else { registration.unwant(.read) }
+        if lingerEnded { releaseDescriptor(abortive: false) }
     }
 
     private func handleWritable() {
-        let progress = writer.withLock { side -> WriteProgress in
-            var progress = WriteProgress()
-            guard side.descriptorOpen else { return progress }
-            while true {
-                // Admit waiting senders while there is room: FIFO, each send contiguous.
-                while side.queue.byteCount < sendQueueLimit, !side.waiters.isEmpty {
-                    let waiter = side.waiters.removeFirst()
-                    side.queue.append(waiter.bytes)
-                    progress.admitted.append(waiter.continuation)
-                }
-                if side.queue.isEmpty { break }
-                switch side.queue.write(to: fd) {
-                case .wrote:
-                    if side.queue.isEmpty { continue }
-                    progress.rearm = true
-                case .wouldBlock:
-                    progress.rearm = true
-                case .failed(let error):
-                    side.failure = error
-                    side.queue.removeAll()
-                    progress.failure = error
-                    progress.failed = side.waiters.map(\.continuation)
-                    side.waiters.removeAll()
-                }
-                break
+        // Writes what is queued; the change then admits waiting senders, in order, each
+        // writing straight to the socket if the queue emptied.
+        writer.withLock { side in
+            guard side.descriptorOpen, side.failure == nil, !side.queue.isEmpty else { return }
+            switch side.queue.write(to: fd) {
+            case .wrote, .wouldBlock: break
+            case .failed(let error):
+                side.failure = error
+                side.queue.removeAll()
             }
-            if side.queue.isEmpty, let flush = side.flush {
-                side.flush = nil
-                side.flushDeadline = nil
-                progress.flushed = (flush, side.failure == nil)
-            }
-            return progress
         }
-        if progress.rearm { registration.want(.write) } else { registration.unwant(.write) }
-        for continuation in progress.admitted { continuation.resume(returning: .success(())) }
-        if let failure = progress.failure {
-            for continuation in progress.failed { continuation.resume(returning: .failure(failure)) }
-        }
-        if let (continuation, flushed) = progress.flushed { continuation.resume(returning: flushed) }
+        // Read after the senders let through have queued what the socket did not take.
+        let rearm = writer.withLock { side in side.descriptorOpen && side.failure == nil && !side.queue.isEmpty }
+        if rearm { registration.want(.write) } else { registration.unwant(.write) }
     }
 
     package func reactorTimerFired(now: MonotonicInstant) -> MonotonicInstant? {
+        let lingerExpired = reader.withLock { side -> Bool in
+            guard side.lingering, let deadline = side.lingerDeadline, deadline <= now else { return false }
+            side.lingering = false
+            side.lingerDeadline = nil
+            return true
+        }
+        // The changes above (and this one) let receives and a flush past their deadlines go.
+        writer.withLock { _ in }
         var next: MonotonicInstant?
         func consider(_ deadline: MonotonicInstant?) {
-            if let deadline, next.map({ deadline < $0 }) ?? true { next = deadline }
+            if let deadline, deadline > now, next.map({ deadline < $0 }) ?? true { next = deadline }
         }
-        let (expired, lingerExpired) = reader.withLock { side -> ([CheckedContinuation<ReceiveResult, Never>], Bool) in
-            var expired: [CheckedContinuation<ReceiveResult, Never>] = []
-            side.waiters.removeAll { waiter in
-                guard let deadline = waiter.deadline, deadline <= now else { return false }
-                expired.append(waiter.continuation)
-                return true
-            }
-            var lingerExpired = false
-            if side.lingering, let deadline = side.lingerDeadline, deadline <= now {
-                side.lingering = false
-                side.lingerDeadline = nil
-                lingerExpired = true
-            }
-            side.waiters.forEach { consider($0.deadline) }
+        reader.withLock { side in
+            side.deadlines.values.forEach { consider($0) }
             consider(side.lingerDeadline)
-            return (expired, lingerExpired)
         }
-        let unflushed = writer.withLock { side -> CheckedContinuation<Bool, Never>? in
-            guard let deadline = side.flushDeadline else { return nil }
-            guard deadline <= now else {
-                consider(deadline)
-                return nil
-            }
-            defer {
-                side.flush = nil
-                side.flushDeadline = nil
-            }
-            return side.flush
-        }
-        for continuation in expired { continuation.resume(returning: .failure(.timedOut(.idle))) }
-        unflushed?.resume(returning: false)
+        writer.withLock { side in consider(side.flushDeadline) }
         if lingerExpired { releaseDescriptor(abortive: false) }
         return next
     }
@@ -392,28 +277,19 @@ final class TCPConnectionCore: ReactorHandler, Sendable {
     private func close(abortively: Bool) async {
         let first = closeState.withLock { state -> Bool in
             guard case .open = state else { return false }
-            state = .closing([])
+            state = .closing
             return true
         }
         guard first else {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let done = closeState.withLock { state -> Bool in
-                    guard case .closing(var waiters) = state else { return true }
-                    waiters.append(continuation)
-                    state = .closing(waiters)
-                    return false
-                }
-                if done { continuation.resume() }
+            // A second close returns once the first has finished.
+            await closeState.wait { state in
+                if case .closed = state { return () }
+                return nil
             }
             return
         }
         await performClose(abortively: abortively)
-        let waiters = closeState.withLock { state -> [CheckedContinuation<Void, Never>] in
-            defer { state = .closed }
-            guard case .closing(let waiters) = state else { return [] }
-            return waiters
-        }
-        for waiter in waiters { waiter.resume() }
+        closeState.withLock { $0 = .closed }
     }
 
     private func performClose(abortively: Bool) async {
@@ -422,39 +298,29 @@ final class TCPConnectionCore: ReactorHandler, Sendable {
             return
         }
         let deadline = MonotonicInstant.now().advanced(by: closeTimeout)
-        let (refused, mustFlush) = writer.withLock { side -> ([CheckedContinuation<SendResult, Never>], Bool) in
+        // Senders still waiting for room fail (their bytes were never queued).
+        let mustFlush = writer.withLock { side -> Bool in
             side.closedLocally = true
-            let refused = side.waiters.map(\.continuation)
-            side.waiters.removeAll()
-            return (refused, side.descriptorOpen && side.failure == nil && !side.queue.isEmpty)
+            return side.descriptorOpen && side.failure == nil && !side.queue.isEmpty
         }
-        for continuation in refused { continuation.resume(returning: .failure(.closed)) }
         // Pending receives end now, not after the flush: closing is how a caller unblocks a
         // receive it no longer wants (a handshake deadline, a cancelled session).
-        let interrupted = reader.withLock { side -> [CheckedContinuation<ReceiveResult, Never>] in
-            side.closedLocally = true
-            defer { side.waiters.removeAll() }
-            return side.waiters.map(\.continuation)
-        }
-        for continuation in interrupted { continuation.resume(returning: .failure(.closed)) }
+        reader.withLock { $0.closedLocally = true }
 
         var flushed = true
         if mustFlush {
-            flushed = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-                let early = writer.withLock { side -> Bool? in
-                    if side.failure != nil || !side.descriptorOpen { return false }
-                    if side.queue.isEmpty { return true }
-                    side.flush = continuation
-                    side.flushDeadline = deadline
-                    return nil
-                }
-                if let early {
-                    continuation.resume(returning: early)
-                    return
-                }
+            writer.withLock { $0.flushDeadline = deadline }
+            let registration = registration
+            flushed = await writer.wait(until: { side in
+                if side.failure != nil || !side.descriptorOpen { return false }
+                if side.queue.isEmpty { return true }
+                if MonotonicInstant.now() >= deadline { return false }
+                return nil
+            }, whenParked: {
                 registration.schedule(at: deadline)
                 registration.want(.write)
-            }
+            })
+            writer.withLock { $0.flushDeadline = nil }
         }
         let graceful = writer.withLock { side -> Bool in
             guard side.descriptorOpen, side.failure == nil, flushed else { return false }
@@ -493,13 +359,12 @@ final class TCPConnectionCore: ReactorHandler, Sendable {
         releaseDescriptor(abortive: true)
     }
 
+    /// Closes the descriptor under both locks; every receive, send and flush still waiting
+    /// ends (`.closed`, or not flushed) as the changes let them through.
     private func releaseDescriptor(abortive: Bool) {
-        let (senders, receivers, flush) = writer.withLock { write in
+        writer.withLock { write in
             reader.withLock { read in
-                guard write.descriptorOpen else {
-                    return ([CheckedContinuation<SendResult, Never>](), [CheckedContinuation<ReceiveResult, Never>](),
-                            CheckedContinuation<Bool, Never>?.none)
-                }
+                guard write.descriptorOpen else { return }
                 write.descriptorOpen = false
                 read.descriptorOpen = false
                 registration.cancel()
@@ -509,16 +374,7 @@ final class TCPConnectionCore: ReactorHandler, Sendable {
                 write.closedLocally = true
                 read.closedLocally = true
                 read.lingering = false
-                defer {
-                    write.waiters.removeAll()
-                    read.waiters.removeAll()
-                    write.flush = nil
-                }
-                return (write.waiters.map(\.continuation), read.waiters.map(\.continuation), write.flush)
             }
         }
-        for continuation in senders { continuation.resume(returning: .failure(.closed)) }
-        for continuation in receivers { continuation.resume(returning: .failure(.closed)) }
-        flush?.resume(returning: false)
     }
 }
