@@ -11,7 +11,10 @@ import Synchronization
 /// taking are one step and two waiters cannot both take the last slot.
 /// `Eventual` is the special case of a value that arrives once.
 ///
-/// Waiters are tried in the order they came. Cancelling a waiting task ends
+/// Parked waiters are tried in the order they came, after every change; one
+/// whose condition fails does not hold back the next, and a new waiter tries
+/// once before it parks (a condition that must respect an order says so
+/// itself, as `ManualClock`'s does). Cancelling a waiting task ends
 /// its wait at once with the value it named for that case — unless it asked
 /// to wait regardless, for a turn that must be taken (a writer's turn, a
 /// close letting its jobs report back). Nobody is resumed twice, and every

@@ -68,15 +68,21 @@ actor SessionReceiver {
 
     // MARK: - What the peer sent (handed over by the session's loop, in order)
 
+    // Each ignores what arrives once `close()` has begun: the session's loop checked it was
+    // open before handing the message over, but the close may have started since.
+
     func received(_ offer: WireMessage.Offer) async throws(SyncError) {
+        guard !closing else { return }
         await perform(try incoming.received(offer))
     }
 
     func cancelled(_ cancel: WireMessage.Cancel) async {
+        guard !closing else { return }
         await perform(incoming.cancelled(offerID: cancel.offerID, reason: cancel.reason))
     }
 
     func received(_ chunk: WireMessage.Chunk) async throws(SyncError) {
+        guard !closing else { return }
         guard let destination = try incoming.destination(of: chunk) else { return }
         let bytes: ArraySlice<UInt8>
         do { bytes = try chunk.payload.decoded(using: decompressor) } catch {
@@ -276,7 +282,9 @@ actor SessionReceiver {
         // Straight on the channel, even while `close()` lets queued installs finish: the
         // channel is still open then, and the peer waits for exactly these receipts.
         do { try await channel.send(messages) } catch {
-            await session?.close(reason: error.description)
+            // Closed from a task of its own: `close()` waits for the flushes, this one
+            // included, so awaiting it here would wait for itself.
+            Task { [session] in await session?.close(reason: error.description) }
         }
     }
 

@@ -49,6 +49,8 @@ public final class ManualClock: Clock, Sendable {
         guard let id else { return }
         let due = await state.wait(orIfCancelled: false) { state in
             guard deadline <= state.now else { return nil }
+            // Earliest first: a sleeper due before this one, and still here, wakes first.
+            guard !state.sleeping.contains(where: { $0.key != id && $0.value < deadline }) else { return nil }
             state.sleeping[id] = nil
             return true
         }
@@ -58,18 +60,10 @@ public final class ManualClock: Clock, Sendable {
         }
     }
 
-    /// Moves time forward and wakes every sleeper whose deadline has come, earliest first:
-    /// time steps to each deadline in turn, and each step wakes the sleepers due then.
+    /// Moves time forward and wakes every sleeper whose deadline has come, earliest first
+    /// (each sleeper's condition lets an earlier one still sleeping go first).
     public func advance(by duration: Duration) {
-        let target = state.withLock { $0.now.advanced(by: duration) }
-        var reached = false
-        while !reached {
-            reached = state.withLock { state in
-                let next = state.sleeping.values.filter { $0 > state.now && $0 <= target }.min() ?? target
-                state.now = Swift.max(state.now, next)
-                return state.now >= target
-            }
-        }
+        state.withLock { $0.now = $0.now.advanced(by: duration) }
     }
 
     /// Returns once at least `count` tasks are sleeping: the way a test knows the code under
