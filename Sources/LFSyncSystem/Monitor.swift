@@ -81,8 +81,11 @@ package final class Monitor<State: Sendable>: Sendable {
         until condition: @escaping @Sendable (inout State) -> Result?,
         whenParked: (() -> Void)? = nil
     ) async -> Result {
-        if let now = passNow(condition) { return now }
-        let id = nextWaiterID()
+        let id: UInt64
+        switch passNow(condition) {
+        case let .passed(value): return value
+        case let .mustWait(waiterID): id = waiterID
+        }
         return await withCheckedContinuation { (continuation: CheckedContinuation<Result, Never>) in
             if park(id, continuation, until: condition, orIfCancelled: nil) { whenParked?() }
         }
@@ -98,8 +101,11 @@ package final class Monitor<State: Sendable>: Sendable {
         until condition: @escaping @Sendable (inout State) -> Result?,
         whenParked: (() -> Void)? = nil
     ) async -> Result {
-        if let now = passNow(condition) { return now }
-        let id = nextWaiterID()
+        let id: UInt64
+        switch passNow(condition) {
+        case let .passed(value): return value
+        case let .mustWait(waiterID): id = waiterID
+        }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result, Never>) in
                 if park(id, continuation, until: condition, orIfCancelled: cancelled) { whenParked?() }
@@ -109,22 +115,24 @@ package final class Monitor<State: Sendable>: Sendable {
         }
     }
 
-    /// The condition tried once, without parking: most waits pass at once
-    /// (a free turn, a buffered message), and need no continuation.
-    private func passNow<Result: Sendable>(_ condition: (inout State) -> Result?) -> Result? {
-        let (now, wakeups) = guarded.withLock { guarded -> (Result?, [@Sendable () -> Void]) in
-            guard let value = condition(&guarded.state) else { return (nil, []) }
-            return (value, guarded.serve())
-        }
-        for wakeup in wakeups { wakeup() }
-        return now
+    private enum FirstTry<Result> {
+        case passed(Result)
+        /// The ID the waiter parks under.
+        case mustWait(UInt64)
     }
 
-    private func nextWaiterID() -> UInt64 {
-        guarded.withLock { guarded in
-            guarded.nextID += 1
-            return guarded.nextID
+    /// The condition tried once, without parking: most waits pass at once
+    /// (a free turn, a buffered message), and need no continuation.
+    private func passNow<Result: Sendable>(_ condition: (inout State) -> Result?) -> FirstTry<Result> {
+        let (outcome, wakeups) = guarded.withLock { guarded -> (FirstTry<Result>, [@Sendable () -> Void]) in
+            guard let value = condition(&guarded.state) else {
+                guarded.nextID += 1
+                return (.mustWait(guarded.nextID), [])
+            }
+            return (.passed(value), guarded.serve())
         }
+        for wakeup in wakeups { wakeup() }
+        return outcome
     }
 
     /// Lets the waiter through at once if its condition holds, or parks it;

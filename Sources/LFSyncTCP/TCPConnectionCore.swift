@@ -227,21 +227,22 @@ final class TCPConnectionCore: ReactorHandler, Sendable {
     }
 
     package func reactorTimerFired(now: MonotonicInstant) -> MonotonicInstant? {
-        let lingerExpired = reader.withLock { side -> Bool in
-            guard side.lingering, let deadline = side.lingerDeadline, deadline <= now else { return false }
-            side.lingering = false
-            side.lingerDeadline = nil
-            return true
-        }
-        // The changes above (and this one) let receives and a flush past their deadlines go.
-        writer.withLock { _ in }
         var next: MonotonicInstant?
         func consider(_ deadline: MonotonicInstant?) {
             if let deadline, deadline > now, next.map({ deadline < $0 }) ?? true { next = deadline }
         }
-        reader.withLock { side in
+        // Each lock's change lets the receives (or the flush) past their deadlines go; the
+        // deadlines still ahead decide when to fire next.
+        let lingerExpired = reader.withLock { side -> Bool in
             side.deadlines.values.forEach { consider($0) }
-            consider(side.lingerDeadline)
+            guard side.lingering, let deadline = side.lingerDeadline else { return false }
+            guard deadline <= now else {
+                consider(deadline)
+                return false
+            }
+            side.lingering = false
+            side.lingerDeadline = nil
+            return true
         }
         writer.withLock { side in consider(side.flushDeadline) }
         if lingerExpired { releaseDescriptor(abortive: false) }
