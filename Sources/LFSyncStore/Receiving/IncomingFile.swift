@@ -132,8 +132,15 @@ package final class IncomingFile {
     /// and otherwise creates nothing yet (the first write does). Holds no
     /// descriptor when it returns. While the object lives, the staging
     /// clean-up leaves this content's partial alone.
+    ///
+    /// A content of at most one chunk does not look: it is staged directly under
+    /// a private name (see `withPartial`), so a partial of its hash could only
+    /// come from a manifest that cut the same bytes into several chunks — rare,
+    /// and one chunk fetched again costs less than a failed `open` for every
+    /// small file received.
     package static func prepare(in staging: StagingArea, manifest: FileManifest) throws(ReceiveError) -> IncomingFile {
         let file = IncomingFile(manifest: manifest, staging: staging, offsets: try chunkOffsets(of: manifest))
+        guard manifest.chunks.count > 1 else { return file }
         try file.lock.withLock { state throws(ReceiveError) in
             if try file.adoptExistingPartial(&state) {
                 try file.hashPresentChunks(&state)

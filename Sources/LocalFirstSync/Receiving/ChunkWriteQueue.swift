@@ -13,15 +13,24 @@ import Synchronization
 /// messages, timers and every other task). Writes run in the order they were
 /// queued; their outcomes are collected and handed back in batches, one
 /// wake-up of the session for however many landed meanwhile.
+///
+/// A one-chunk file — most files of a photo library by count — is complete
+/// once its chunk is written, and finishing it is cheap then (its hash was
+/// computed on the way in, and it was created under its staged name: no read,
+/// no rename). It is verified here, in the same job, rather than handed to the
+/// verify queue and back: two thread hops less per small file.
 final class ChunkWriteQueue: Sendable {
     struct Written: Sendable {
         let destination: IncomingOffers.ChunkDestination
         let byteCount: Int
         let result: Result<Void, ReceiveError>
+        /// A one-chunk file verified as soon as it was written (see above);
+        /// nil when there was nothing to verify yet.
+        let verified: Result<StagedFile, ReceiveError>?
     }
 
     private let thread = BlockingQueue(label: "lfsync.receive.write")
-    private let landed = Mutex<[Written]>([])
+    private let landed = OutcomeBatch<Written>()
     private let queuedBytes = Atomic<Int>(0)
 
     /// Bytes queued and not written yet (what the session holds in memory for them).
@@ -37,12 +46,13 @@ final class ChunkWriteQueue: Sendable {
         queuedBytes.add(bytes.count, ordering: .relaxed)
         thread.async {
             let result = Result { () throws(ReceiveError) in try file.value.writeReceived(chunkAt: index, bytes: bytes) }
-            self.queuedBytes.subtract(bytes.count, ordering: .relaxed)
-            let first = self.landed.withLock { landed in
-                landed.append(Written(destination: destination, byteCount: bytes.count, result: result))
-                return landed.count == 1
+            var verified: Result<StagedFile, ReceiveError>?
+            if case .success = result, file.value.manifest.chunks.count == 1 {
+                verified = Result { () throws(ReceiveError) in try file.value.verify() }
             }
-            if first { wake() }
+            self.queuedBytes.subtract(bytes.count, ordering: .relaxed)
+            let written = Written(destination: destination, byteCount: bytes.count, result: result, verified: verified)
+            if self.landed.add(written) { wake() }
         }
     }
 
@@ -57,9 +67,6 @@ final class ChunkWriteQueue: Sendable {
 
     /// The outcomes that landed since the last call, in the order written.
     func takeLanded() -> [Written] {
-        landed.withLock { landed in
-            defer { landed = [] }
-            return landed
-        }
+        landed.takeAll()
     }
 }

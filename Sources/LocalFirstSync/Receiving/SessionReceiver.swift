@@ -20,6 +20,9 @@ actor SessionReceiver {
     private var partials: [Hash256: IncomingFile] = [:]
     /// Contents verified and staged, waiting for the placements that need them.
     private var staged: [Hash256: StagedFile] = [:]
+    /// One-chunk contents the write thread verified as it wrote them, for the
+    /// moment `IncomingOffers` asks to verify them (see `ChunkWriteQueue`).
+    private var verifiedEarly: [Hash256: Result<StagedFile, ReceiveError>] = [:]
     /// The application's view of each push being received, by push ID.
     private var transfers: [UInt64: ReceiveSessionHandle] = [:]
     private let decompressor = ZstdDecompressor()
@@ -28,6 +31,9 @@ actor SessionReceiver {
     /// Verifying and installing (fsync, rename) run on threads of their own,
     /// so the next chunks keep coming while the disk catches up.
     private let installs = AssetInstallQueue()
+    /// What those threads report back, collected in batches.
+    private let verifications = OutcomeBatch<(hash: Hash256, result: Result<StagedFile, ReceiveError>)>()
+    private let installations = OutcomeBatch<(order: IncomingOffers.InstallOrder, result: Result<[InstalledFile], ReceiveError>)>()
     /// Jobs handed to those threads and not reported back yet: the session
     /// stops reading the peer while there are too many (`roomForMore()`).
     private let jobs = Monitor(0)
@@ -123,7 +129,7 @@ actor SessionReceiver {
                 outbox += messages
                 scheduleFlush()
             case let .verify(hash):
-                verify(hash)
+                await verify(hash)
             case let .install(order):
                 install(order)
             case let .discard(hash):
@@ -192,24 +198,40 @@ actor SessionReceiver {
     private func chunksWritten() async {
         for written in chunkWrites.takeLanded() {
             jobDone()
+            let hash = written.destination.fileHash
+            if let early = written.verified { verifiedEarly[hash] = early }
             await perform(incoming.chunkWritten(written.destination, bytes: written.byteCount, written.result))
+            // Not asked for (the content failed or was cancelled meanwhile): nobody will install it.
+            if case let .success(file)? = verifiedEarly.removeValue(forKey: hash) { try? file.discard() }
         }
     }
 
-    private func verify(_ hash: Hash256) {
+    private func verify(_ hash: Hash256) async {
+        if let early = verifiedEarly.removeValue(forKey: hash) {
+            partials[hash] = nil
+            await verified(hash, early)
+            return
+        }
         guard let file = partials.removeValue(forKey: hash) else {
-            Task { await self.verified(hash, .failure(.partialTaken(fileHash: hash)), counted: false) }
+            await verified(hash, .failure(.partialTaken(fileHash: hash)))
             return
         }
         // The file is handed over: this actor does not touch it again.
         jobStarted()
-        installs.verify(HandedOver(file)) { result in
-            Task { await self.verified(hash, result, counted: true) }
+        let verifications = verifications
+        installs.verify(HandedOver(file)) { [weak self] result in
+            if verifications.add((hash, result)) { Task { await self?.collectVerifications() } }
         }
     }
 
-    private func verified(_ hash: Hash256, _ result: Result<StagedFile, ReceiveError>, counted: Bool) async {
-        if counted { jobDone() }
+    private func collectVerifications() async {
+        for (hash, result) in verifications.takeAll() {
+            jobDone()
+            await verified(hash, result)
+        }
+    }
+
+    private func verified(_ hash: Hash256, _ result: Result<StagedFile, ReceiveError>) async {
         if case let .success(file) = result {
             // The connection ended meanwhile: nobody will install it; give its chunks back to a later offer.
             guard !closing || !incoming.isIdle else {
@@ -234,18 +256,25 @@ actor SessionReceiver {
         }
         let importer: LibraryImporter
         do { importer = try context.importer() } catch {
-            Task { await self.installed(order, .failure(.libraryUnavailable(error.description)), counted: false) }
+            Task { await self.installed(order, .failure(.libraryUnavailable(error.description))) }
             return
         }
         jobStarted()
         // Queued now, in the order decided: one that copies a content runs before the one that takes it.
-        installs.install(order, staged: sources, with: importer) { result in
-            Task { await self.installed(order, result, counted: true) }
+        let installations = installations
+        installs.install(order, staged: sources, with: importer) { [weak self] result in
+            if installations.add((order, result)) { Task { await self?.collectInstallations() } }
         }
     }
 
-    private func installed(_ order: IncomingOffers.InstallOrder, _ result: Result<[InstalledFile], ReceiveError>, counted: Bool) async {
-        if counted { jobDone() }
+    private func collectInstallations() async {
+        for (order, result) in installations.takeAll() {
+            jobDone()
+            await installed(order, result)
+        }
+    }
+
+    private func installed(_ order: IncomingOffers.InstallOrder, _ result: Result<[InstalledFile], ReceiveError>) async {
         await perform(incoming.installed(offerID: order.offerID, contentID: order.asset.contentID, result))
     }
 

@@ -321,9 +321,10 @@ struct IncomingFileTests {
             try honest.write(chunkAt: 0, bytes: F.chunk(0, of: bytes, manifest))
             try honest.write(chunkAt: 1, bytes: F.chunk(1, of: bytes, manifest))
             let garbage = F.data(8000, seed: 1234)
+            // Two chunks: a one-chunk manifest never opens a partial (see `IncomingFile.prepare`).
             let lie = truncate
-                ? FileManifest(path: "lie", size: 1, modificationTimeNs: 0, fileHash: manifest.fileHash,
-                               chunks: [ChunkRef(length: 1, hash: Blake2b.hash([7]))])
+                ? FileManifest(path: "lie", size: 2, modificationTimeNs: 0, fileHash: manifest.fileHash,
+                               chunks: [ChunkRef(length: 1, hash: Blake2b.hash([7])), ChunkRef(length: 1, hash: Blake2b.hash([8]))])
                 : FileManifest(path: "lie", size: 12_000, modificationTimeNs: 0, fileHash: manifest.fileHash,
                                chunks: [ChunkRef(length: 8000, hash: Blake2b.hash(garbage)),
                                         ChunkRef(length: 4000, hash: manifest.chunks[2].hash)])
@@ -336,6 +337,33 @@ struct IncomingFileTests {
             try honest.write(chunkAt: 2, bytes: F.chunk(2, of: bytes, manifest))
             #expect(throws: ReceiveError.self) { _ = try honest.verify() }
             #expect(F.contents(of: setup.library).filter { !$0.hasPrefix(".lfsync") }.isEmpty)
+        }
+    }
+
+    /// A one-chunk manifest claiming a partial's file hash leaves the partial alone: it is
+    /// staged under a private name of its own, and the honest transfer finishes untouched.
+    @Test func aOneChunkManifestNeverOpensAPartial() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let setup = try F.setUp(in: root)
+            let bytes = F.data(12_000, seed: 98)
+            let manifest = F.manifest(bytes, chunkLengths: [4000, 4000, 4000])
+            let honest = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
+            try honest.write(chunkAt: 0, bytes: F.chunk(0, of: bytes, manifest))
+            let partial = setup.stagingURL.appendingPathComponent(manifest.fileHash.hex + ".partial")
+            let sizeBefore = try #require(try FileManager.default.attributesOfItem(atPath: partial.path)[.size] as? Int)
+            let lie = FileManifest(path: "lie", size: 1, modificationTimeNs: 0, fileHash: manifest.fileHash,
+                                   chunks: [ChunkRef(length: 1, hash: Blake2b.hash([7]))])
+            let liar = try IncomingFile.prepare(in: setup.staging, manifest: lie)
+            #expect(liar.presentChunks.count == 0)
+            #expect(!liar.createdPartial)
+            try liar.write(chunkAt: 0, bytes: [7])
+            #expect(throws: ReceiveError.self) { _ = try liar.verify() }
+            #expect(try FileManager.default.attributesOfItem(atPath: partial.path)[.size] as? Int == sizeBefore)
+            try honest.write(chunkAt: 1, bytes: F.chunk(1, of: bytes, manifest))
+            try honest.write(chunkAt: 2, bytes: F.chunk(2, of: bytes, manifest))
+            let staged = try honest.verify()
+            _ = try setup.installer.install([(staged, try F.path("honest.bin"))])
+            #expect(try F.read(setup.library.appendingPathComponent("honest.bin")) == bytes)
         }
     }
 
