@@ -27,6 +27,15 @@ actor BroadcastChunkReader {
         var chunkIndex: Int
     }
 
+    /// A chunk a peer wants, and what reading it needs.
+    struct Request: Sendable {
+        var key: Key
+        var file: FileManifest
+        var offset: UInt64
+        /// The status under which the scan vouched for the file's manifest, if it did.
+        var settled: FileStatus?
+    }
+
     enum Failure: Error, Sendable, Equatable {
         /// The file no longer has the bytes its manifest promised.
         case sourceChanged(path: RelativePath)
@@ -82,32 +91,63 @@ actor BroadcastChunkReader {
         }
     }
 
+    /// One chunk's payload (see `payloads(for:)`).
     /// - Parameter settled: the status under which the scan vouched for the file's manifest, if it did.
     func payload(for key: Key, file: FileManifest, chunkOffset: UInt64, settled: FileStatus?) async throws(Failure) -> ChunkPayload {
-        defer { release(key) }
-        if let cached = cache[key] { return cached }
-        // Another peer's read of this chunk is under way: it is read once, and shared.
-        if let reading = reads[key] { return try await reading.wait().get() }
-        let reading = Eventual<Result<ChunkPayload, Failure>>()
-        reads[key] = reading
-        let open = openFiles[file.path].map(HandedOver.init), path = rootPath + "/" + file.path.string
-        let read = await disk.run { Self.read(file, chunk: key.chunkIndex, at: chunkOffset, from: open, orPath: path, settled: settled) }
-        reads[key] = nil
-        if let opened = read.opened {
-            if openFiles.count > 64 { openFiles.removeAll() }
-            openFiles[file.path] = opened.value
+        let results = await payloads(for: [Request(key: key, file: file, offset: chunkOffset, settled: settled)])
+        guard let result = results.first else { throw .sourceChanged(path: file.path) }
+        return try result.get()
+    }
+
+    /// The payloads of a run of chunks, in the order asked. A chunk another
+    /// peer took already comes from the cache, one another peer is reading is
+    /// waited for; the rest are read, checked and encoded in one hop to the
+    /// reader's thread — a folder of small files costs a hop per run, not one
+    /// per file.
+    func payloads(for requests: [Request]) async -> [Result<ChunkPayload, Failure>] {
+        defer { for request in requests { release(request.key) } }
+        var results = requests.map { Result<ChunkPayload, Failure>.failure(.sourceChanged(path: $0.file.path)) }
+        var sharedReads: [(position: Int, reading: Eventual<Result<ChunkPayload, Failure>>)] = []
+        var toRead: [Int] = []
+        for (position, request) in requests.enumerated() {
+            if let cached = cache[request.key] {
+                results[position] = .success(cached)
+            } else if let reading = reads[request.key] {
+                // Another peer's read of this chunk is under way: it is read once, and shared.
+                sharedReads.append((position, reading))
+            } else {
+                reads[request.key] = Eventual()
+                toRead.append(position)
+            }
         }
-        if read.reachedDisk { diskReads += 1 }
-        bytesRead += UInt64(read.bytesRead)
-        if read.hashed { chunksHashed += 1 }
-        if case let .success(payload) = read.result, (demand[key] ?? 0) > 1 {
-            cache[key] = payload
-            cacheOrder.append(key)
-            cachedBytes += payload.encodedLength
-            evictOverBudget()
+        if !toRead.isEmpty {
+            let jobs = toRead.map { requests[$0] }
+            var open: [RelativePath: ReadOnlyFile] = [:]
+            // Handed to the thread; what is still worth keeping open comes back.
+            for job in jobs { open[job.file.path] = openFiles.removeValue(forKey: job.file.path) ?? open[job.file.path] }
+            let handedOver = HandedOver(open), rootPath = rootPath
+            let batch = await disk.run { Self.read(jobs, open: handedOver.value, rootPath: rootPath) }
+            for (position, read) in zip(toRead, batch.reads) {
+                let key = requests[position].key
+                if read.reachedDisk { diskReads += 1 }
+                bytesRead += UInt64(read.bytesRead)
+                if read.hashed { chunksHashed += 1 }
+                if case let .success(payload) = read.result, (demand[key] ?? 0) > 1 {
+                    cache[key] = payload
+                    cacheOrder.append(key)
+                    cachedBytes += payload.encodedLength
+                    evictOverBudget()
+                }
+                reads.removeValue(forKey: key)?.resolve(read.result)
+                results[position] = read.result
+            }
+            for (path, file) in batch.stillOpen.value {
+                if openFiles.count > 64 { openFiles.removeAll() }
+                openFiles[path] = file
+            }
         }
-        reading.resolve(read.result)
-        return try read.result.get()
+        for (position, reading) in sharedReads { results[position] = await reading.wait() }
+        return results
     }
 
     private struct Read: Sendable {
@@ -118,6 +158,27 @@ actor BroadcastChunkReader {
         var reachedDisk = false
         var bytesRead = 0
         var hashed = false
+    }
+
+    /// Reads a run of chunks, in order, on the reader's thread. Files with
+    /// chunks after the one read stay open (`stillOpen`) for the next run;
+    /// a file read to its end is closed.
+    private static func read(
+        _ jobs: [Request], open: [RelativePath: ReadOnlyFile], rootPath: String
+    ) -> (reads: [Read], stillOpen: HandedOver<[RelativePath: ReadOnlyFile]>) {
+        var files = open
+        var reads: [Read] = []
+        reads.reserveCapacity(jobs.count)
+        for job in jobs {
+            let path = job.file.path
+            var read = Self.read(job.file, chunk: job.key.chunkIndex, at: job.offset, from: files[path].map(HandedOver.init),
+                                 orPath: rootPath + "/" + path.string, settled: job.settled)
+            if let opened = read.opened { files[path] = opened.value }
+            read.opened = nil
+            if job.key.chunkIndex + 1 >= job.file.chunks.count { files[path] = nil }
+            reads.append(read)
+        }
+        return (reads, HandedOver(files))
     }
 
     /// Opens the file unless it is open already, reads a chunk, checks it and

@@ -52,7 +52,15 @@ actor PeerSendJob {
     private var locallyFailed: [ContentID: String] = [:]
     private var settled = Set<BroadcastChunkReader.Key>()
 
-    private typealias PlannedChunk = (key: BroadcastChunkReader.Key, file: FileManifest, offset: UInt64, settled: FileStatus?)
+    private typealias PlannedChunk = BroadcastChunkReader.Request
+
+    /// Chunks are read and sent in runs of up to this many bytes or chunks: a
+    /// folder of small files costs one hop to the reader's thread, one task and
+    /// one write per run rather than per file, and its chunks share Noise
+    /// messages. A chunk larger than that is a run of its own, so a large file
+    /// is still read one chunk ahead of the one being sent.
+    static let runBytes = 256 << 10
+    static let runChunks = 64
 
     private struct ReceiptKey: Hashable {
         let offerID: UInt64
@@ -263,8 +271,9 @@ actor PeerSendJob {
                 let manifest = asset.files[Int(file.fileIndex)].manifest
                 let offsets = manifest.chunks.reduce(into: [UInt64(0)]) { $0.append($0[$0.count - 1] + UInt64($1.length)) }
                 for chunkIndex in file.chunks where Int(chunkIndex) < manifest.chunks.count {
-                    plan.append((.init(contentID: entry.contentID, fileIndex: Int(file.fileIndex), chunkIndex: Int(chunkIndex)),
-                                 manifest, offsets[Int(chunkIndex)], batch.settled[manifest.path]))
+                    plan.append(PlannedChunk(
+                        key: .init(contentID: entry.contentID, fileIndex: Int(file.fileIndex), chunkIndex: Int(chunkIndex)),
+                        file: manifest, offset: offsets[Int(chunkIndex)], settled: batch.settled[manifest.path]))
                     progress.bytesTotal += UInt64(manifest.chunks[Int(chunkIndex)].length)
                 }
             }
@@ -278,42 +287,48 @@ actor PeerSendJob {
         locallyFailed = [:]
         publish(.transferring)
 
-        // One chunk ahead: the next chunk is read and verified (on the reader's thread) while this
+        // One run ahead: the next run is read and verified (on the reader's thread) while this
         // one is encrypted and sent (on the channel's), so the two halves run on both cores.
-        var upcoming = plan.isEmpty ? nil : await prefetch(plan[0])
-        for (position, item) in plan.enumerated() {
+        let runs = Self.runs(of: plan)
+        var upcoming = runs.isEmpty ? nil : await prefetch(runs[0])
+        for (position, run) in runs.enumerated() {
             let current = upcoming
-            upcoming = position + 1 < plan.count ? await prefetch(plan[position + 1]) : nil
+            upcoming = position + 1 < runs.count ? await prefetch(runs[position + 1]) : nil
             guard let current else { continue }
             let fetched = await current.value
             if cancelled {
-                // The one just fetched was read for nothing; the rest of the batch is given back.
+                // The run just fetched was read for nothing; the rest of the batch is given back.
                 await reader.leave(atBatch: index, settled: settled, keysOfBatch: { [push] in push.chunkKeys(ofBatch: $0) })
                 return nil
             }
-            if locallyFailed[item.key.contentID] != nil { continue }
-            let payload: ChunkPayload
-            switch fetched {
-            case let .success(fetchedPayload):
-                payload = fetchedPayload
-            case let .failure(error):
-                locallyFailed[item.key.contentID] = switch error {
-                case let .sourceChanged(path): "\(PrintablePath.escape(path.string)) changed while being sent"
-                case let .unreadable(path, why): "cannot read \(PrintablePath.escape(path.string)): \(why)"
+            var messages: [WireMessage] = []
+            var sent: (encoded: UInt64, raw: UInt64) = (0, 0)
+            for (item, result) in zip(run, fetched) {
+                guard let result, locallyFailed[item.key.contentID] == nil else { continue }
+                switch result {
+                case let .success(payload):
+                    messages.append(.chunk(.init(
+                        offerID: batch.offerID, contentID: item.key.contentID, fileIndex: UInt16(item.key.fileIndex),
+                        chunkIndex: UInt32(item.key.chunkIndex), payload: payload)))
+                    sent.encoded += UInt64(payload.encodedLength)
+                    sent.raw += UInt64(item.file.chunks[item.key.chunkIndex].length)
+                case let .failure(error):
+                    locallyFailed[item.key.contentID] = switch error {
+                    case let .sourceChanged(path): "\(PrintablePath.escape(path.string)) changed while being sent"
+                    case let .unreadable(path, why): "cannot read \(PrintablePath.escape(path.string)): \(why)"
+                    }
                 }
-                continue
             }
+            guard !messages.isEmpty else { continue }
             do {
-                try await session.send([.chunk(.init(
-                    offerID: batch.offerID, contentID: item.key.contentID, fileIndex: UInt16(item.key.fileIndex),
-                    chunkIndex: UInt32(item.key.chunkIndex), payload: payload))])
+                try await session.send(messages)
             } catch {
-                // The one being fetched releases itself when read; the rest are given back.
+                // The run being fetched releases itself when read; the rest are given back.
                 await reader.leave(atBatch: index, settled: settled, keysOfBatch: { [push] in push.chunkKeys(ofBatch: $0) })
                 return error.description
             }
-            summary.chunkBytesSent += UInt64(payload.encodedLength)
-            progress.bytesDone += UInt64(item.file.chunks[item.key.chunkIndex].length)
+            summary.chunkBytesSent += sent.encoded
+            progress.bytesDone += sent.raw
             publish(.transferring)
         }
         if !locallyFailed.isEmpty {
@@ -325,20 +340,35 @@ actor PeerSendJob {
         return nil
     }
 
-    /// Starts reading a chunk; a chunk of an asset that already failed here is not read at all.
-    private func prefetch(_ item: PlannedChunk) async -> Task<Result<ChunkPayload, BroadcastChunkReader.Failure>, Never>? {
-        settled.insert(item.key)
-        guard locallyFailed[item.key.contentID] == nil else {
-            await reader.abandon([item.key])
-            return nil
-        }
-        let reader = reader, key = item.key, file = item.file, offset = item.offset, settled = item.settled
-        return Task {
-            do throws(BroadcastChunkReader.Failure) {
-                return .success(try await reader.payload(for: key, file: file, chunkOffset: offset, settled: settled))
-            } catch {
-                return .failure(error)
+    /// Cuts the chunks to send into runs (see `runBytes`), in order.
+    private static func runs(of plan: [PlannedChunk]) -> [ArraySlice<PlannedChunk>] {
+        var runs: [ArraySlice<PlannedChunk>] = []
+        var start = 0, bytes = 0
+        for (position, item) in plan.enumerated() {
+            let length = Int(item.file.chunks[item.key.chunkIndex].length)
+            if position > start, bytes + length > runBytes || position - start >= runChunks {
+                runs.append(plan[start..<position])
+                (start, bytes) = (position, 0)
             }
+            bytes += length
+        }
+        if start < plan.count { runs.append(plan[start...]) }
+        return runs
+    }
+
+    /// Starts reading a run; chunks of an asset that already failed here are
+    /// not read at all (nil in their places). Nil when nothing is left to read.
+    private func prefetch(_ run: ArraySlice<PlannedChunk>) async -> Task<[Result<ChunkPayload, BroadcastChunkReader.Failure>?], Never>? {
+        for item in run { settled.insert(item.key) }
+        let wanted = run.map { locallyFailed[$0.key.contentID] == nil }
+        let failed = zip(run, wanted).filter { !$0.1 }.map(\.0.key)
+        if !failed.isEmpty { await reader.abandon(failed) }
+        let requests = zip(run, wanted).filter(\.1).map(\.0)
+        guard !requests.isEmpty else { return nil }
+        let reader = reader
+        return Task {
+            var payloads = await reader.payloads(for: requests).makeIterator()
+            return wanted.map { $0 ? payloads.next() : nil }
         }
     }
 
