@@ -518,7 +518,9 @@ package final class IncomingFile {
         }
         present.insert(index)
         if manifest.chunks.count == 1 {
-            embeddedIdentifier = .known(try? AppleContentIdentifierReader.contentIdentifier(in: Array(bytes)))
+            // Sniffed first: most small files (sidecars, documents) are no container worth copying to parse.
+            let format = MediaContainerFormat.sniff(Array(bytes.prefix(MediaContainerFormat.sniffLength)))
+            embeddedIdentifier = .known(format.flatMap { try? AppleContentIdentifierReader.contentIdentifier(in: Array(bytes), format: $0) })
         }
         if index == hashedChunkCount {
             bytes.withUnsafeBytes { fileHasher.update($0) }

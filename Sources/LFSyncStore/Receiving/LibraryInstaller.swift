@@ -137,8 +137,12 @@ package struct LibraryInstaller: Sendable {
         }
         guard let source, source.kind == .regular else { throw .stagedFileMissing(fileHash: staged.fileHash) }
 
-        let names = [path.name] + ConflictName.candidates(for: path.name, fileHash: staged.fileHash)
-        for (attempt, name) in names.enumerated() {
+        // The conflict names only once the name is taken: most files land at their own.
+        var names = [path.name]
+        var attempt = 0
+        while attempt < names.count {
+            defer { attempt += 1 }
+            let name = names[attempt]
             let target = attempt == 0 ? path : path.replacingName(with: name)
             let strategy = strategy
             let outcome: NoReplaceRename.Outcome
@@ -157,6 +161,7 @@ package struct LibraryInstaller: Sendable {
                 return attempt == 0 ? .installed(path) : .conflictRenamed(original: path, storedAs: target)
             case .destinationExists:
                 if try holds(staged, named: name, in: directory, display: target.description) { return .alreadyPresent(target) }
+                if attempt == 0 { names += ConflictName.candidates(for: path.name, fileHash: staged.fileHash) }
             }
         }
         throw .destinationOccupied(path.description)

@@ -54,13 +54,16 @@ actor PeerSendJob {
 
     private typealias PlannedChunk = BroadcastChunkReader.Request
 
-    /// Chunks are read and sent in runs of up to this many bytes or chunks: a
-    /// folder of small files costs one hop to the reader's thread, one task and
-    /// one write per run rather than per file, and its chunks share Noise
-    /// messages. A chunk larger than that is a run of its own, so a large file
-    /// is still read one chunk ahead of the one being sent.
+    /// Small chunks are read and sent in runs of up to `runBytes` or
+    /// `runChunks`: a folder of small files costs one hop to the reader's
+    /// thread, one task and one write per run rather than per file, and its
+    /// chunks share Noise messages. A chunk of `smallChunk` bytes or more — any
+    /// chunk of a large file but its last — goes alone, as before: one chunk
+    /// is read while the one before it is sent (measured: runs of large chunks
+    /// made a 1 GiB push about 4 % slower).
     static let runBytes = 256 << 10
     static let runChunks = 64
+    static let smallChunk = 64 << 10
 
     private struct ReceiptKey: Hashable {
         let offerID: UInt64
@@ -343,14 +346,16 @@ actor PeerSendJob {
     /// Cuts the chunks to send into runs (see `runBytes`), in order.
     private static func runs(of plan: [PlannedChunk]) -> [ArraySlice<PlannedChunk>] {
         var runs: [ArraySlice<PlannedChunk>] = []
-        var start = 0, bytes = 0
+        var start = 0, bytes = 0, allSmall = true
         for (position, item) in plan.enumerated() {
             let length = Int(item.file.chunks[item.key.chunkIndex].length)
-            if position > start, bytes + length > runBytes || position - start >= runChunks {
+            let small = length < smallChunk
+            if position > start, !small || !allSmall || bytes + length > runBytes || position - start >= runChunks {
                 runs.append(plan[start..<position])
-                (start, bytes) = (position, 0)
+                (start, bytes, allSmall) = (position, 0, true)
             }
             bytes += length
+            allSmall = allSmall && small
         }
         if start < plan.count { runs.append(plan[start...]) }
         return runs
