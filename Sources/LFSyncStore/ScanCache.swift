@@ -55,6 +55,29 @@ public final class ScanCache: Sendable {
         }
     }
 
+    /// The entries of `paths` that have one (each whatever its stamp), looked
+    /// up in one read transaction: a receiver checks every file of an offer.
+    public func entries(paths: [RelativePath]) throws(SQLiteError) -> [RelativePath: IndexedFile] {
+        guard !paths.isEmpty else { return [:] }
+        let libraryID = libraryID
+        return try database.withDatabase { db throws(SQLiteError) in
+            try db.readTransaction { () throws(SQLiteError) in
+                let statement = try db.cachedStatement("""
+                    SELECT size, mtime_ns, inode, manifest, content_identifier, ctime_ns, chunk_list_unverified FROM scan_cache
+                    WHERE library_id = ? AND path = ?
+                    """)
+                var found: [RelativePath: IndexedFile] = [:]
+                for path in paths {
+                    let entry = try statement.firstRow([.integer(libraryID), .text(path.string)]) { row throws(SQLiteError) in
+                        Self.entry(row, path: path, firstColumn: 0)
+                    } ?? nil
+                    if let entry { found[path] = entry }
+                }
+                return found
+            }
+        }
+    }
+
     /// Every usable entry of this library, keyed by path, in one query. The
     /// caller compares `entry.stamp` with what it sees on disk.
     public func loadAll() throws(SQLiteError) -> [RelativePath: IndexedFile] {

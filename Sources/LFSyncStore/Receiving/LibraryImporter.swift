@@ -69,12 +69,13 @@ package final class LibraryImporter: Sendable {
         var newContents: [(hash: Hash256, manifest: FileManifest)] = []
         var seen = Set<Hash256>()
         var bytesToAdd: UInt64 = 0
+        var inPlace = inPlace(assets).makeIterator()
         for asset in assets {
             var rows: [[Bool]] = []
             for placement in asset.placements {
                 var row: [Bool] = []
                 for file in placement.files {
-                    let here = isInPlace(file.manifest)
+                    let here = inPlace.next() ?? false
                     row.append(here)
                     guard !here else { continue }
                     bytesToAdd += file.manifest.size
@@ -108,17 +109,28 @@ package final class LibraryImporter: Sendable {
         return prepared
     }
 
-    /// True when the library already holds exactly this file at its path: the scan
-    /// cache knows the path under the same file hash, and the file still shows the
-    /// status it had then. The file hash, not the chunk list, because it is what this
-    /// device verified itself, by hashing the file or every byte it received.
-    private func isInPlace(_ manifest: FileManifest) -> Bool {
-        guard let scanCache, let path = try? LibraryPath.validate(manifest.path),
-              let status = try? FileStatus.of(path: directory.rootPath + "/" + path.string),
-              status.kind == .regular, status.size == manifest.size,
-              let entry = try? scanCache.entry(path: path.relativePath)
-        else { return false }
-        return entry.manifest.fileHash == manifest.fileHash && entry.isUnchanged(status)
+    /// For every placement file of `assets`, in order: whether the library already
+    /// holds exactly this file at its path — the scan cache knows the path under the
+    /// same file hash, and the file still shows the status it had then. The file
+    /// hash, not the chunk list, because it is what this device verified itself, by
+    /// hashing the file or every byte it received. One `fstatat` per file (on a
+    /// first push most names do not exist yet, and nothing more is asked), then one
+    /// read of the scan cache for the files that do.
+    private func inPlace(_ assets: [PlacedAsset]) -> [Bool] {
+        let manifests = assets.flatMap { $0.placements.flatMap { $0.files.map(\.manifest) } }
+        guard let scanCache else { return manifests.map { _ in false } }
+        let seen = manifests.map { manifest -> (path: RelativePath, status: FileStatus)? in
+            guard let path = try? LibraryPath.validate(manifest.path),
+                  let status = try? directory.root.statusOfEntry(named: path.string, path.description),
+                  status.kind == .regular, status.size == manifest.size
+            else { return nil }
+            return (path.relativePath, status)
+        }
+        let entries = (try? scanCache.entries(paths: seen.compactMap { $0?.path })) ?? [:]
+        return zip(manifests, seen).map { manifest, seen in
+            guard let seen, let entry = entries[seen.path] else { return false }
+            return entry.manifest.fileHash == manifest.fileHash && entry.isUnchanged(seen.status)
+        }
     }
 
     private func copyLocally(_ chunk: ChunkRef, index: Int, into file: IncomingFile) throws(ReceiveError) -> Bool {

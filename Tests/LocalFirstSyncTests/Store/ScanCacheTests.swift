@@ -91,6 +91,37 @@ struct ScanCacheTests {
         #expect(try cache.loadAll().count == 2_499)
     }
 
+    /// The receiver's batch lookup: the paths that have an entry, each once, in one read
+    /// transaction; inside a caller's transaction it reads that transaction's rows.
+    @Test func entriesOfManyPathsInOneRead() throws {
+        let state = try StateDatabase.inMemory()
+        let cache = try state.scanCache(forLibrary: root)
+        let files = (0..<50).map { index in
+            IndexedFile(manifest: StoreFixtures.manifest(path: "dir/file\(index).jpg", chunkSeeds: [index]), inode: UInt64(index) + 1)
+        }
+        try cache.storeAll(files)
+        let asked: [RelativePath] = ["dir/file3.jpg", "dir/missing.jpg", "dir/file49.jpg", "dir/file3.jpg", "elsewhere.jpg"]
+        let found = try cache.entries(paths: asked)
+        #expect(Set(found.keys) == ["dir/file3.jpg", "dir/file49.jpg"])
+        #expect(found["dir/file49.jpg"] == files[49])
+        #expect(try cache.entries(paths: []).isEmpty)
+        // The read transaction ends with the call; alone or inside a caller's transaction.
+        try state.database.withDatabase { db throws(SQLiteError) in
+            try db.readTransaction { () throws(SQLiteError) in #expect(!db.isAutocommit) }
+            #expect(db.isAutocommit)
+            try db.transaction { () throws(SQLiteError) in
+                try db.execute("DELETE FROM scan_cache WHERE path = 'dir/file3.jpg'")
+                let left = try db.readTransaction { () throws(SQLiteError) in
+                    try db.prepare("SELECT count(*) FROM scan_cache WHERE path = 'dir/file3.jpg'").firstRow { $0.int64(at: 0) }
+                }
+                #expect(left == 0)
+                #expect(!db.isAutocommit)
+            }
+            #expect(db.isAutocommit)
+        }
+        #expect(try cache.entries(paths: asked).keys.sorted() == ["dir/file49.jpg"])
+    }
+
     @Test func librariesAreSeparate() throws {
         let state = try StateDatabase.inMemory()
         let photos = try state.scanCache(forLibrary: "/photos")
