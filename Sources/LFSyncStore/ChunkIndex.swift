@@ -66,30 +66,48 @@ public final class ChunkIndex: Sendable {
     /// Up to `limit` places holding the chunk `hash`, ordered by path and
     /// offset. Rows that a damaged database made meaningless are skipped.
     public func locations(of hash: Hash256, limit: Int = 16) throws(SQLiteError) -> [ChunkLocation] {
-        let libraryID = libraryID
+        try database.withDatabase { db throws(SQLiteError) in try locations(of: hash, limit: limit, in: db) }
+    }
+
+    /// The places of every chunk in `hashes` that has any (up to `limit` each),
+    /// in one read transaction: a receiver planning an offer asks for every
+    /// chunk it lacks.
+    package func locations(ofAll hashes: [Hash256], limit: Int = 16) throws(SQLiteError) -> [Hash256: [ChunkLocation]] {
+        guard !hashes.isEmpty else { return [:] }
         return try database.withDatabase { db throws(SQLiteError) in
-            // CROSS JOIN fixes the loop order: SQLite always makes its left
-            // table the outer loop. Without it, and without ANALYZE statistics,
-            // the planner prefers walking every file of the library (for the
-            // ORDER BY) over the hash index — 30 ms per lookup at 100k files
-            // instead of microseconds.
-            try db.cachedStatement("""
-                SELECT f.path, l.byte_offset, l.length, f.size, f.mtime_ns, f.inode
-                FROM chunk_location AS l CROSS JOIN chunk_file AS f ON f.id = l.file_id
-                WHERE l.hash = ? AND f.library_id = ?
-                ORDER BY f.path, l.byte_offset
-                LIMIT ?
-                """)
-                .rows([.blob(hash.bytes), .integer(libraryID), .integer(Int64(max(0, limit)))]) { row -> ChunkLocation? in
-                    guard let path = row.relativePath(at: 0),
-                          let length = UInt32(exactly: row.int64(at: 2)), length > 0
-                    else { return nil }
-                    return ChunkLocation(
-                        path: path, offset: row.uint64(at: 1), length: length,
-                        stamp: FileStamp(size: row.uint64(at: 3), modificationTimeNs: row.int64(at: 4), inode: row.uint64(at: 5)))
+            try db.readTransaction { () throws(SQLiteError) in
+                var found: [Hash256: [ChunkLocation]] = [:]
+                for hash in hashes where found[hash] == nil {
+                    let places = try locations(of: hash, limit: limit, in: db)
+                    if !places.isEmpty { found[hash] = places }
                 }
-                .compactMap { $0 }
+                return found
+            }
         }
+    }
+
+    private func locations(of hash: Hash256, limit: Int, in db: SQLiteDatabase) throws(SQLiteError) -> [ChunkLocation] {
+        // CROSS JOIN fixes the loop order: SQLite always makes its left
+        // table the outer loop. Without it, and without ANALYZE statistics,
+        // the planner prefers walking every file of the library (for the
+        // ORDER BY) over the hash index — 30 ms per lookup at 100k files
+        // instead of microseconds.
+        try db.cachedStatement("""
+            SELECT f.path, l.byte_offset, l.length, f.size, f.mtime_ns, f.inode
+            FROM chunk_location AS l CROSS JOIN chunk_file AS f ON f.id = l.file_id
+            WHERE l.hash = ? AND f.library_id = ?
+            ORDER BY f.path, l.byte_offset
+            LIMIT ?
+            """)
+            .rows([.blob(hash.bytes), .integer(libraryID), .integer(Int64(max(0, limit)))]) { row -> ChunkLocation? in
+                guard let path = row.relativePath(at: 0),
+                      let length = UInt32(exactly: row.int64(at: 2)), length > 0
+                else { return nil }
+                return ChunkLocation(
+                    path: path, offset: row.uint64(at: 1), length: length,
+                    stamp: FileStamp(size: row.uint64(at: 3), modificationTimeNs: row.int64(at: 4), inode: row.uint64(at: 5)))
+            }
+            .compactMap { $0 }
     }
 
     /// The stamp each indexed file had when it was recorded, keyed by path:

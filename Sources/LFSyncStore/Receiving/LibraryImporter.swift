@@ -93,12 +93,17 @@ package final class LibraryImporter: Sendable {
             bytesToAdd -= min(bytesToAdd, present)
         }
         try staging.makeRoom(for: bytesToAdd, now: now())
+        // Where the library already has the chunks still missing: one read of the index for the offer.
+        let lacking = newContents.flatMap { hash, manifest in
+            manifest.chunks.indices.filter { prepared.files[hash]?.presentChunks.contains($0) == false }.map { manifest.chunks[$0].hash }
+        }
+        let places = chunkIndex.flatMap { try? $0.locations(ofAll: lacking) } ?? [:]
         do {
             for (hash, manifest) in newContents {
                 guard let file = prepared.files[hash] else { continue }
                 var missing = ChunkBitmap(chunkCount: manifest.chunks.count)
                 for (index, chunk) in manifest.chunks.enumerated() where !file.presentChunks.contains(index) {
-                    if try !copyLocally(chunk, index: index, into: file) { missing.insert(index) }
+                    if try !copyLocally(chunk, index: index, into: file, from: places[chunk.hash] ?? []) { missing.insert(index) }
                 }
                 prepared.plan.missing[hash] = missing
             }
@@ -133,8 +138,7 @@ package final class LibraryImporter: Sendable {
         }
     }
 
-    private func copyLocally(_ chunk: ChunkRef, index: Int, into file: IncomingFile) throws(ReceiveError) -> Bool {
-        guard let chunkIndex, let locations = try? chunkIndex.locations(of: chunk.hash) else { return false }
+    private func copyLocally(_ chunk: ChunkRef, index: Int, into file: IncomingFile, from locations: [ChunkLocation]) throws(ReceiveError) -> Bool {
         for location in locations where location.length == chunk.length {
             if try file.copyChunk(at: index, from: .library(location)) { return true }
         }

@@ -23,6 +23,12 @@ struct ChunkIndexTests {
         #expect(try index.locations(of: StoreFixtures.hash(2), limit: 1).count == 1)
         #expect(try index.locations(of: StoreFixtures.hash(42)).isEmpty)
         #expect(try index.indexedFiles() == ["a.jpg": stampA, "b/copy.jpg": stampB])
+
+        // The batch lookup a receiver makes for an offer gives the same places, only for chunks that have any.
+        let all = try index.locations(ofAll: [2, 3, 42, 2].map(StoreFixtures.hash))
+        #expect(Set(all.keys) == [StoreFixtures.hash(2), StoreFixtures.hash(3)])
+        #expect(all[StoreFixtures.hash(2)] == (try index.locations(of: StoreFixtures.hash(2))))
+        #expect(try index.locations(ofAll: []).isEmpty)
     }
 
     @Test func offsetsFollowUnequalChunkLengths() throws {

@@ -6,14 +6,17 @@ import Testing
 /// Lost wake-ups: a receive, send or accept that parks just as the reactor reports the
 /// descriptor ready must still be woken. A lost report does not hang for ever (the idle
 /// deadline reads what is there), so these measure the worst round trip instead: with a
-/// 5 s idle deadline, one lost report shows as a round trip of 5 s.
+/// 20 s idle deadline, one lost report shows as a round trip of 20 s. The bound asserted
+/// is half that: on two cores shared with the rest of the suite (the lab's processes
+/// among them) a round trip has been seen to take 2 s without anything being lost.
 @Suite struct TCPWakeupTests {
     typealias Support = TransportTestSupport
+    static let idleDeadline: Duration = .seconds(20)
 
     /// Thousands of small request/response round trips, two pairs at once (so the
     /// reactor, the two cooperative threads and both directions contend).
     @Test func roundTripsNeverWaitForADeadline() async throws {
-        let transport = TCPTransport(configuration: .init(idleTimeout: .seconds(5)))
+        let transport = TCPTransport(configuration: .init(idleTimeout: Self.idleDeadline))
         let listener = try await transport.listen(on: PeerAddress(host: "127.0.0.1", port: 0))
         let rounds = 4000
         let worst = try await withThrowingTaskGroup(of: Duration.self) { group in
@@ -49,12 +52,12 @@ import Testing
             return worst
         }
         await listener.close()
-        #expect(worst < .seconds(2), "a round trip waited \(worst): a readiness report was lost")
+        #expect(worst < Self.idleDeadline / 2, "a round trip waited \(worst): a readiness report was lost")
     }
 
     /// One connection after another, each accepted while the next connect is on its way.
     @Test func acceptsNeverWaitForTheNextConnection() async throws {
-        let transport = TCPTransport(configuration: .init(idleTimeout: .seconds(5)))
+        let transport = TCPTransport(configuration: .init(idleTimeout: Self.idleDeadline))
         let listener = try await transport.listen(on: PeerAddress(host: "127.0.0.1", port: 0))
         var worst = Duration.zero
         for _ in 0..<400 {
@@ -69,6 +72,6 @@ import Testing
             await server.close()
         }
         await listener.close()
-        #expect(worst < .seconds(2), "an accept or first receive waited \(worst)")
+        #expect(worst < Self.idleDeadline / 2, "an accept or first receive waited \(worst)")
     }
 }
