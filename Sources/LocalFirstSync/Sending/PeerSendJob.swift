@@ -60,7 +60,7 @@ actor PeerSendJob {
     /// chunks share Noise messages. A chunk of `smallChunk` bytes or more — any
     /// chunk of a large file but its last — goes alone, as before: one chunk
     /// is read while the one before it is sent (measured: runs of large chunks
-    /// made a 1 GiB push about 4 % slower).
+    /// made a 1 GiB push slower: median 3.23 s against 3.01 s, 8 pushes each).
     static let runBytes = 256 << 10
     static let runChunks = 64
     static let smallChunk = 64 << 10
