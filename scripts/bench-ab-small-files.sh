@@ -13,18 +13,8 @@ before=$(cd "$1" && pwd); after=$(cd "$2" && pwd)
 pairs=${3:-8}
 w=${4:-$PWD/bench-out/ab-small}
 [ "$(id -u)" = 0 ] || { echo "needs root: the receiver writes to a loop-mounted ext4" >&2; exit 1; }
-case $w in *[[:space:]]*) echo "WORK_DIR must not contain spaces" >&2; exit 1;; esac
-mkdir -p $w
-as() { local who=$1; shift; LFSYNC_HOME="$w/$who/state" "$after/lfsync" "$@"; }
-[ -d $w/real ] || "$after/lfsync-bench" real-library $w/real --files 20000 >&2
-if [ ! -d $w/laptop/state ]; then
-  as laptop init --name laptop >/dev/null; as d1 init --name d1 >/dev/null
-  d1id=$(as d1 id --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["deviceID"])')
-  lid=$(as laptop id --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["deviceID"])')
-  as laptop trust "$d1id" --name d1 --address 127.0.0.1:18911 >/dev/null
-  as d1 trust "$lid" --name laptop --auto-accept >/dev/null
-fi
-sleep 3.5; as laptop scan $w/real >/dev/null
+source "$(dirname "$0")/small-files-setup.sh"
+small_files_setup "$after" "$w" 18911 || exit 1
 mnt=$w/disk; mkdir -p $mnt
 now() { date +%s.%N; }
 results=$w/results.txt; : > $results

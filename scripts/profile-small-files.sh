@@ -10,18 +10,8 @@ bin=$(cd "${1:-.build/release}" && pwd)
 w=${2:-$PWD/bench-out/profile}
 command -v perf >/dev/null || { echo "needs perf (apt-get install linux-perf)" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || { echo "needs root: the receiver writes to a loop-mounted ext4" >&2; exit 1; }
-case $w in *[[:space:]]*) echo "WORK_DIR must not contain spaces" >&2; exit 1;; esac
-mkdir -p $w
-as() { local who=$1; shift; LFSYNC_HOME="$w/$who/state" "$bin/lfsync" "$@"; }
-[ -d $w/real ] || "$bin/lfsync-bench" real-library $w/real --files 20000 >&2
-if [ ! -d $w/laptop/state ]; then
-  as laptop init --name laptop >/dev/null; as d1 init --name d1 >/dev/null
-  d1id=$(as d1 id --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["deviceID"])')
-  lid=$(as laptop id --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["deviceID"])')
-  as laptop trust "$d1id" --name d1 --address 127.0.0.1:18901 >/dev/null
-  as d1 trust "$lid" --name laptop --auto-accept >/dev/null
-fi
-sleep 3.5; as laptop scan $w/real >/dev/null
+source "$(dirname "$0")/small-files-setup.sh"
+small_files_setup "$bin" "$w" 18901 || exit 1
 mnt=$w/disk; mkdir -p $mnt; mountpoint -q $mnt && umount $mnt; rm -f $w/disk.img
 truncate -s 4G $w/disk.img; mkfs.ext4 -q -F $w/disk.img; mount -o loop $w/disk.img $mnt
 rm -rf $w/d1/state/libraries; mkdir -p $mnt/Pictures

@@ -43,16 +43,7 @@ public final class ScanCache: Sendable {
 
     /// The entry for `path`, whatever its stamp: the caller compares it with what it sees on disk.
     public func entry(path: RelativePath) throws(SQLiteError) -> IndexedFile? {
-        let libraryID = libraryID
-        return try database.withDatabase { db throws(SQLiteError) in
-            try db.cachedStatement("""
-                SELECT size, mtime_ns, inode, manifest, content_identifier, ctime_ns, chunk_list_unverified FROM scan_cache
-                WHERE library_id = ? AND path = ?
-                """)
-                .firstRow([.integer(libraryID), .text(path.string)]) { row throws(SQLiteError) in
-                    Self.entry(row, path: path, firstColumn: 0)
-                } ?? nil
-        }
+        try entries(paths: [path])[path]
     }
 
     /// The entries of `paths` that have one (each whatever its stamp), looked

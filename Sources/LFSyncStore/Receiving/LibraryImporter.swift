@@ -124,17 +124,17 @@ package final class LibraryImporter: Sendable {
     private func inPlace(_ assets: [PlacedAsset]) -> [Bool] {
         let manifests = assets.flatMap { $0.placements.flatMap { $0.files.map(\.manifest) } }
         guard let scanCache else { return manifests.map { _ in false } }
-        let seen = manifests.map { manifest -> (path: RelativePath, status: FileStatus)? in
+        let onDisk = manifests.map { manifest -> (path: RelativePath, status: FileStatus)? in
             guard let path = try? LibraryPath.validate(manifest.path),
                   let status = try? directory.root.statusOfEntry(named: path.string, path.description),
                   status.kind == .regular, status.size == manifest.size
             else { return nil }
             return (path.relativePath, status)
         }
-        let entries = (try? scanCache.entries(paths: seen.compactMap { $0?.path })) ?? [:]
-        return zip(manifests, seen).map { manifest, seen in
-            guard let seen, let entry = entries[seen.path] else { return false }
-            return entry.manifest.fileHash == manifest.fileHash && entry.isUnchanged(seen.status)
+        let entries = (try? scanCache.entries(paths: onDisk.compactMap { $0?.path })) ?? [:]
+        return zip(manifests, onDisk).map { manifest, found in
+            guard let found, let entry = entries[found.path] else { return false }
+            return entry.manifest.fileHash == manifest.fileHash && entry.isUnchanged(found.status)
         }
     }
 
