@@ -201,8 +201,11 @@ package final class SQLiteDatabase {
             if !isAutocommit { try? execute("ROLLBACK") }
             throw error
         }
-        // Nothing was written: ending a read transaction cannot lose anything.
-        if !isAutocommit { try? execute("COMMIT") }
+        // Nothing was written, so ending it either way loses nothing; but it must end, or
+        // every later write on this connection would be a savepoint inside it, never committed.
+        if !isAutocommit {
+            do throws(SQLiteError) { try execute("COMMIT") } catch { try? execute("ROLLBACK") }
+        }
         return value
     }
 
