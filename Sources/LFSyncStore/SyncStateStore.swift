@@ -34,9 +34,11 @@ public final class SyncStateStore: Sendable {
     public static let maxReasonLength = 1000
 
     private let database: SerializedDatabase
+    private let changes: LedgerChangeQueue
 
     init(database: SerializedDatabase) {
         self.database = database
+        changes = LedgerChangeQueue(database: database)
     }
 
     /// Opens the ledger in the state database at `url` (creating directories
@@ -66,14 +68,17 @@ public final class SyncStateStore: Sendable {
     package func onDatabaseThread<Value: Sendable>(
         _ body: @escaping @Sendable (SyncStateStore) throws(SQLiteError) -> Value
     ) async throws(SQLiteError) -> Value {
-        try await database.thread.run { () throws(SQLiteError) -> Value in try body(self) }
+        changes.seal()
+        return try await database.thread.run { () throws(SQLiteError) -> Value in try body(self) }
     }
 
-    /// Queues `body` on the database's own thread and returns at once: for
+    /// Queues `change` for the database's own thread and returns at once: for
     /// bookkeeping whose failure the caller would ignore anyway (`in flight`,
-    /// `pending`), kept in order with every other call through the thread.
-    package func enqueue(_ body: @escaping @Sendable (SyncStateStore) throws(SQLiteError) -> Void) {
-        database.thread.async { try? body(self) }
+    /// `pending`, a burst of receipts). Changes queued while the thread is busy
+    /// share one commit (`LedgerChangeQueue`), in order with every other call
+    /// through the thread.
+    package func enqueue(_ change: LedgerChange) {
+        changes.enqueue(change)
     }
 
     // MARK: Reading one row
@@ -124,55 +129,20 @@ public final class SyncStateStore: Sendable {
         reason: String? = nil, bytes: UInt64? = nil, unlessSynced: Bool = false, at date: Date = Date()
     ) throws(SQLiteError) {
         guard !contents.isEmpty else { return }
-        let reason = reason.map { String($0.prefix(Self.maxReasonLength)) }
-        let milliseconds = Self.milliseconds(date)
-        try database.write { db throws(SQLiteError) in
-            let upsert = try db.cachedStatement(unlessSynced ? Self.upsertUnlessSynced : Self.upsert)
-            try upsert.bind(peer.rawValue, at: 1)
-            try upsert.bind(state.rawValue, at: 3)
-            try upsert.bind(SQLiteValue.optional(reason), at: 4)
-            try upsert.bind(bytes.map { .integer(unsigned: $0) } ?? .null, at: 5)
-            try upsert.bind(milliseconds, at: 6)
-            for content in contents {
-                try upsert.bind(content.hash.bytes, at: 2)
-                try upsert.run()
-            }
-        }
+        let change = LedgerChange.record(state, contents: contents, peer: peer, reason: reason, bytes: bytes, unlessSynced: unlessSynced, at: date)
+        try database.write { db throws(SQLiteError) in try change.apply(to: db) }
     }
-
-    private static let upsert = """
-        INSERT INTO sync_state (peer, content_id, state, reason, bytes, updated_at_ms)
-        VALUES (?, ?, ?, ?, ?, ?)
-        ON CONFLICT (peer, content_id) DO UPDATE SET
-            state = excluded.state, reason = excluded.reason,
-            bytes = coalesce(excluded.bytes, sync_state.bytes),
-            updated_at_ms = excluded.updated_at_ms
-        """
-    private static let upsertUnlessSynced = upsert + " WHERE sync_state.state <> 'synced'"
 
     /// Marks many contents `synced` with `peer` in one transaction, each with
     /// its own byte count: a burst of receipts costs one commit (one fsync),
     /// not one per asset.
+    ///
+    /// A row that already says `synced` with the same size is left as it is
+    /// (a repeat push confirms every content again: see `LedgerChange`).
     public func recordSynced(_ entries: [(content: ContentID, bytes: UInt64)], peer: PeerKey, at date: Date = Date()) throws(SQLiteError) {
         guard !entries.isEmpty else { return }
-        let milliseconds = Self.milliseconds(date)
-        try database.write { db throws(SQLiteError) in
-            let upsert = try db.cachedStatement("""
-                INSERT INTO sync_state (peer, content_id, state, reason, bytes, updated_at_ms)
-                VALUES (?, ?, ?, NULL, ?, ?)
-                ON CONFLICT (peer, content_id) DO UPDATE SET
-                    state = excluded.state, reason = NULL, bytes = excluded.bytes,
-                    updated_at_ms = excluded.updated_at_ms
-                """)
-            try upsert.bind(peer.rawValue, at: 1)
-            try upsert.bind(SyncState.synced.rawValue, at: 3)
-            try upsert.bind(milliseconds, at: 5)
-            for entry in entries {
-                try upsert.bind(entry.content.hash.bytes, at: 2)
-                try upsert.bind(.integer(unsigned: entry.bytes), at: 4)
-                try upsert.run()
-            }
-        }
+        let change = LedgerChange.synced(entries, peer: peer, at: date)
+        try database.write { db throws(SQLiteError) in try change.apply(to: db) }
     }
 
     // MARK: Reading many rows
@@ -253,7 +223,7 @@ public final class SyncStateStore: Sendable {
         row.withUnsafeBlob(at: 0) { bytes in bytes.flatMap(Hash256.init(bytes:)).map(ContentID.init(hash:)) }
     }
 
-    private static func milliseconds(_ date: Date) -> Int64 {
+    static func milliseconds(_ date: Date) -> Int64 {
         let value = (date.timeIntervalSince1970 * 1000).rounded()
         return Int64(exactly: value) ?? (value > 0 ? .max : 0)
     }

@@ -12,10 +12,10 @@ package enum EmbeddedIdentifier: Sendable, Equatable {
     case known(String?)
 
     /// The identifier a file at `path` with these bytes has.
-    package func forFile(atPath path: String, readingIfUnknown absolutePath: String) -> String? {
+    package func forFile(atPath path: String, readingIfUnknown absolutePath: @autoclosure () -> String) -> String? {
         switch self {
         case let .known(identifier): MediaType(path: path).mayCarryContentIdentifier ? identifier : nil
-        case .unknown: AppleContentIdentifierReader.contentIdentifier(ofFileAtPath: absolutePath)
+        case .unknown: AppleContentIdentifierReader.contentIdentifier(ofFileAtPath: absolutePath())
         }
     }
 }

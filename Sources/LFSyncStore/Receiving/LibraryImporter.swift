@@ -212,7 +212,8 @@ package final class LibraryImporter: Sendable {
                 result.results.append(.failure(error))
             case var (.success, .success(ready)):
                 do {
-                    let installed = try installer.install(ready.toPlace, syncingDirectories: false, cache: directories)
+                    let installed = try installer.install(
+                        ready.toPlace, syncingDirectories: false, cache: directories, statuses: &ready.landedStatuses)
                     for (position, outcome) in zip(ready.positions, installed) { ready.slots[position.placement][position.file] = outcome }
                     result.results.append(.success(ready.slots.flatMap { $0.compactMap { $0 } }))
                     result.landed.append((order, ready))
@@ -242,6 +243,8 @@ package final class LibraryImporter: Sendable {
         var toPlace: [(StagedFile, LibraryPath)] = []
         var positions: [(placement: Int, file: Int)] = []
         var slots: [[InstalledFile?]]
+        /// Per file of `toPlace`: its status right after its rename (`LibraryInstaller.install`).
+        var landedStatuses: [FileStatus?] = []
         /// Copies made for it, and contents it took: what to delete if it fails.
         var owned: [StagedFile] = []
 
@@ -300,16 +303,18 @@ package final class LibraryImporter: Sendable {
         guard chunkIndex != nil || scanCache != nil else { return }
         var records: [IndexedFile] = []
         for (order, ready) in landed {
-            for ((stagedFile, _), position) in zip(ready.toPlace, ready.positions) {
+            for (((stagedFile, _), position), landedStatus) in zip(zip(ready.toPlace, ready.positions), ready.landedStatuses) {
                 guard let result = ready.slots[position.placement][position.file] else { continue }
                 if case .alreadyPresent = result { continue }
                 let path = result.storedPath
-                let absolute = directory.rootPath + "/" + path.string
-                guard let status = try? FileStatus.of(path: absolute), status.kind == .regular else { continue }
+                // Taken right after the rename: a change made to the file since would
+                // only make this row stale (the next scan hashes it again), never vouch for it.
+                guard let status = landedStatus, status.kind == .regular else { continue }
                 var manifest = order.asset.placements[position.placement].files[position.file].manifest
                 manifest.path = path.relativePath
                 manifest.modificationTimeNs = status.modificationTimeNs
-                let identifier = stagedFile.embeddedIdentifier.forFile(atPath: path.string, readingIfUnknown: absolute)
+                let identifier = stagedFile.embeddedIdentifier.forFile(
+                    atPath: path.string, readingIfUnknown: self.directory.rootPath + "/" + path.string)
                 // The bytes were verified against the file hash before they were renamed in.
                 records.append(IndexedFile(manifest: manifest, inode: status.inode, contentIdentifier: identifier,
                                            changeTimeNs: status.changeTimeNs, chunkListVerified: stagedFile.chunkListVerified))

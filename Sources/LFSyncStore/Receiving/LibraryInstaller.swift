@@ -77,6 +77,19 @@ package struct LibraryInstaller: Sendable {
     package func install(
         _ files: [(StagedFile, LibraryPath)], syncingDirectories: Bool = true, cache: DirectoryCache? = nil
     ) throws(ReceiveError) -> [InstalledFile] {
+        var statuses: [FileStatus?] = []
+        return try install(files, syncingDirectories: syncingDirectories, cache: cache, statuses: &statuses)
+    }
+
+    /// As above, and `statuses` gets, for each file in order, the status of the
+    /// file it renamed into place, taken through its directory's descriptor
+    /// right after the rename (the rename set its ctime); nil for a file that
+    /// was already present.
+    package func install(
+        _ files: [(StagedFile, LibraryPath)], syncingDirectories: Bool = true, cache: DirectoryCache? = nil,
+        statuses: inout [FileStatus?]
+    ) throws(ReceiveError) -> [InstalledFile] {
+        statuses = []
         var results: [InstalledFile] = []
         var placed: [Placed] = []
         var created: [(parent: OwnedDescriptor, name: String)] = []
@@ -108,8 +121,13 @@ package struct LibraryInstaller: Sendable {
                 }
                 let outcome = try place(staged, at: path, in: directory, placed: &placed)
                 switch outcome {
-                case .alreadyPresent: duplicates.append(staged)
-                case .installed, .conflictRenamed: try syncLater(directory)
+                case .alreadyPresent:
+                    duplicates.append(staged)
+                    statuses.append(nil)
+                case .installed, .conflictRenamed:
+                    try syncLater(directory)
+                    let stored = outcome.storedPath
+                    statuses.append(try? directory.statusOfEntry(named: stored.name, stored.description))
                 }
                 results.append(outcome)
             }

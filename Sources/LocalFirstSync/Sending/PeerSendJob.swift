@@ -139,10 +139,7 @@ actor PeerSendJob {
     /// (`run()` waits for them all before it reports the end).
     private func record(_ state: SyncState, for contents: [ContentID], reason: String? = nil, unlessSynced: Bool = false) {
         guard !contents.isEmpty else { return }
-        let peer = peer.ledgerKey
-        store.enqueue { store throws(SQLiteError) in
-            try store.record(state, for: contents, peer: peer, reason: reason, unlessSynced: unlessSynced)
-        }
+        store.enqueue(.record(state, contents: contents, peer: peer.ledgerKey, reason: reason, unlessSynced: unlessSynced))
     }
 
     /// A change of state is published at once; progress within a state at most
@@ -170,10 +167,14 @@ actor PeerSendJob {
                 let contents = offer.assets.map(\.contentID)
                 record(.inFlight, for: contents, unlessSynced: true)
                 // Owed from now on: receipts may arrive before this task hears the reply they follow.
+                var storedAgainLater: [ContentID] = []
                 for asset in offer.assets {
                     owed[ReceiptKey(offerID: offer.offerID, contentID: asset.contentID)] = asset.contentSize
-                    expect(asset.contentID, repeated: batch.repeated.contains(asset.contentID))
+                    if expect(asset.contentID, repeated: batch.repeated.contains(asset.contentID)) {
+                        storedAgainLater.append(asset.contentID)
+                    }
                 }
+                record(.inFlight, for: storedAgainLater)
                 progress.assetsTotal += offer.assets.count - batch.repeated.count
                 let session = session, timeout = replyTimeout
                 replies[launched] = Task { await session.sender.offer(offer, receipts: receipts, timeout: timeout) }
@@ -250,16 +251,19 @@ actor PeerSendJob {
     /// Notes a receipt owed for `content`. Its first occurrence in the push is
     /// counted when stored; a repeat of a content already stored and counted
     /// sets its row back to `inFlight` until this occurrence is stored as well.
-    private func expect(_ content: ContentID, repeated: Bool) {
+    /// - Returns: whether the row must go back to `inFlight` (the caller records
+    ///   those of one offer together: one ledger change, not one per content).
+    private func expect(_ content: ContentID, repeated: Bool) -> Bool {
         if var entry = outstanding[content] {
             entry.parts += 1
             outstanding[content] = entry
         } else if repeated, summary.failures[content] == nil {
             outstanding[content] = (1, counted: true)
-            record(.inFlight, for: [content])
+            return true
         } else {
             outstanding[content] = (1, counted: false)
         }
+        return false
     }
 
     /// Sends the chunks a reply asked for, in order, reading each once for all
@@ -485,8 +489,7 @@ actor PeerSendJob {
     }
 
     private func commitConfirmed() {
-        let entries = confirmed, peer = peer.ledgerKey
-        store.enqueue { store throws(SQLiteError) in try store.recordSynced(entries, peer: peer) }
+        store.enqueue(.synced(confirmed, peer: peer.ledgerKey))
         confirmed.removeAll(keepingCapacity: true)
         lastCommit = .now
     }

@@ -37,6 +37,38 @@ struct SyncStateStoreTests {
         #expect(entry.peer == nas && entry.content == content)
     }
 
+    /// A repeat push confirms every content again; a row that already says so
+    /// must not be rewritten (nothing reaches the disk, no commit waits for an
+    /// fsync), while a real change still is.
+    @Test func confirmingWhatIsAlreadySyncedWritesNothing() async throws {
+        try await TestSupport.withTemporaryDirectory { directory in
+            let url = directory.appendingPathComponent("state.sqlite")
+            let store = try SyncStateStore.onDisk(url)
+            defer { store.close() }
+            let contents = (0..<200).map(StoreFixtures.contentID)
+            let first = Date(timeIntervalSince1970: 1_700_000_000)
+            try store.recordSynced(contents.map { ($0, 10) }, peer: nas, at: first)
+            let wal = url.path + "-wal"
+            let walSize = { try FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int }
+            let before = try #require(try walSize())
+            #expect(before > 0)
+
+            try store.recordSynced(contents.map { ($0, 10) }, peer: nas, at: first.addingTimeInterval(60))
+            #expect(try walSize() == before, "an unchanged confirmation added WAL frames")
+            #expect(try store.entry(of: contents[0], for: nas)?.updatedAt == first)
+
+            // A new size, or a row that said something else, is written with the new time.
+            let later = first.addingTimeInterval(120)
+            try store.record(.failed, for: [contents[2]], peer: nas, reason: "disk full", at: first)
+            try store.recordSynced([(contents[1], 11), (contents[2], 10)], peer: nas, at: later)
+            #expect(try walSize() ?? 0 > before)
+            let resized = try #require(try store.entry(of: contents[1], for: nas))
+            #expect(resized.bytes == 11 && resized.updatedAt == later)
+            let recovered = try #require(try store.entry(of: contents[2], for: nas))
+            #expect(recovered.state == .synced && recovered.reason == nil && recovered.updatedAt == later)
+        }
+    }
+
     @Test func peersAreIsolated() throws {
         let store = try SyncStateStore.inMemory()
         let contents = (0..<10).map(StoreFixtures.contentID)

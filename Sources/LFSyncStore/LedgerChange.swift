@@ -1,0 +1,68 @@
+import Foundation
+import LFSyncContent
+
+/// One write to the ledger (`SyncStateStore`), as a value: what `record` and
+/// `recordSynced` do at once, and what `SyncStateStore.enqueue` queues so that
+/// the changes of a busy moment share one commit.
+package enum LedgerChange: Sendable {
+    /// `state` for every content, towards one peer (see `SyncStateStore.record`).
+    case record(
+        SyncState, contents: [ContentID], peer: PeerKey,
+        reason: String? = nil, bytes: UInt64? = nil, unlessSynced: Bool = false, at: Date = Date())
+    /// `synced` for every content, each with its own size (see `SyncStateStore.recordSynced`).
+    case synced([(content: ContentID, bytes: UInt64)], peer: PeerKey, at: Date = Date())
+
+    /// Writes the rows; the caller holds the transaction.
+    func apply(to db: SQLiteDatabase) throws(SQLiteError) {
+        switch self {
+        case let .record(state, contents, peer, reason, bytes, unlessSynced, date):
+            guard !contents.isEmpty else { return }
+            let upsert = try db.cachedStatement(unlessSynced ? Self.upsertUnlessSynced : Self.upsert)
+            try upsert.bind(peer.rawValue, at: 1)
+            try upsert.bind(state.rawValue, at: 3)
+            try upsert.bind(SQLiteValue.optional(reason.map { String($0.prefix(SyncStateStore.maxReasonLength)) }), at: 4)
+            try upsert.bind(bytes.map { .integer(unsigned: $0) } ?? .null, at: 5)
+            try upsert.bind(SyncStateStore.milliseconds(date), at: 6)
+            for content in contents {
+                try upsert.bind(content.hash.bytes, at: 2)
+                try upsert.run()
+            }
+        case let .synced(entries, peer, date):
+            guard !entries.isEmpty else { return }
+            let upsert = try db.cachedStatement(Self.upsertSynced)
+            try upsert.bind(peer.rawValue, at: 1)
+            try upsert.bind(SyncState.synced.rawValue, at: 3)
+            try upsert.bind(SyncStateStore.milliseconds(date), at: 5)
+            for entry in entries {
+                try upsert.bind(entry.content.hash.bytes, at: 2)
+                try upsert.bind(.integer(unsigned: entry.bytes), at: 4)
+                try upsert.run()
+            }
+        }
+    }
+
+    private static let upsert = """
+        INSERT INTO sync_state (peer, content_id, state, reason, bytes, updated_at_ms)
+        VALUES (?, ?, ?, ?, ?, ?)
+        ON CONFLICT (peer, content_id) DO UPDATE SET
+            state = excluded.state, reason = excluded.reason,
+            bytes = coalesce(excluded.bytes, sync_state.bytes),
+            updated_at_ms = excluded.updated_at_ms
+        """
+    private static let upsertUnlessSynced = upsert + " WHERE sync_state.state <> 'synced'"
+
+    /// A row that already says `synced` with the same size is left as it is, so
+    /// its time stays the time it became synced. A repeat push of an unchanged
+    /// library confirms every content again on both sides; rewriting each row
+    /// would dirty every page of the ledger and make each commit wait for an
+    /// fsync, with nothing to record.
+    private static let upsertSynced = """
+        INSERT INTO sync_state (peer, content_id, state, reason, bytes, updated_at_ms)
+        VALUES (?, ?, ?, NULL, ?, ?)
+        ON CONFLICT (peer, content_id) DO UPDATE SET
+            state = excluded.state, reason = NULL, bytes = excluded.bytes,
+            updated_at_ms = excluded.updated_at_ms
+        WHERE sync_state.state <> excluded.state OR sync_state.reason IS NOT NULL
+            OR sync_state.bytes IS NOT excluded.bytes
+        """
+}
