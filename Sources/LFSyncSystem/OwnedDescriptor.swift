@@ -32,7 +32,8 @@ package final class OwnedDescriptor: Sendable {
     /// `fstatat` without following a final symlink; `nil` when nothing has that name.
     package func statusOfEntry(named name: String, _ what: @autoclosure () -> String) throws(SystemError) -> FileStatus? {
         var raw = stat()
-        guard fstatat(rawValue, name, &raw, AT_SYMLINK_NOFOLLOW) == 0 else {
+        // `withCString`: a short name passed as a String argument would be copied to the heap.
+        guard name.withCString({ fstatat(rawValue, $0, &raw, AT_SYMLINK_NOFOLLOW) }) == 0 else {
             if errno == ENOENT { return nil }
             throw SystemError.current("fstatat", path: what())
         }

@@ -14,13 +14,14 @@ public struct LibraryPath: Hashable, Sendable, CustomStringConvertible {
     public static let maxComponents = DirectoryWalker.maxDepth
 
     public let components: [String]
+    /// `/`-joined, as on the wire: kept as it came, since the receiver asks for
+    /// it several times per file (index rows, names to stat) and joining is an allocation.
+    public let string: String
 
-    private init(components: [String]) {
+    private init(components: [String], string: String) {
         self.components = components
+        self.string = string
     }
-
-    /// `/`-joined, as on the wire.
-    public var string: String { components.joined(separator: "/") }
 
     public var relativePath: RelativePath { RelativePath(string) }
 
@@ -38,19 +39,15 @@ public struct LibraryPath: Hashable, Sendable, CustomStringConvertible {
     package func replacingName(with name: String) -> LibraryPath {
         var components = components
         components[components.count - 1] = name
-        return LibraryPath(components: components)
+        return LibraryPath(components: components, string: components.joined(separator: "/"))
     }
 
     public static func == (lhs: LibraryPath, rhs: LibraryPath) -> Bool {
-        lhs.components.count == rhs.components.count
-            && zip(lhs.components, rhs.components).allSatisfy { $0.utf8.elementsEqual($1.utf8) }
+        PathComponentsKey(lhs.components[...]) == PathComponentsKey(rhs.components[...])
     }
 
     public func hash(into hasher: inout Hasher) {
-        for component in components {
-            hasher.combine(component.utf8.count)
-            for byte in component.utf8 { hasher.combine(byte) }
-        }
+        PathComponentsKey(components[...]).hash(into: &hasher)
     }
 
     /// Checks a path received from a peer. The checks run on the raw bytes
@@ -67,13 +64,20 @@ public struct LibraryPath: Hashable, Sendable, CustomStringConvertible {
         guard !containsForbidden(utf8) else { throw ReceivePathError(.controlCharacter, path: path) }
         guard utf8.count <= maxPathBytes else { throw ReceivePathError(.tooLong(bytes: utf8.count), path: path) }
 
-        let rawComponents = utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
-        guard rawComponents.count <= maxComponents else {
-            throw ReceivePathError(.tooDeep(components: rawComponents.count), path: path)
+        // Every received path passes here, several times on its way in: the
+        // components are cut straight from the string, with no array of pieces between.
+        let separator = UInt8(ascii: "/")
+        var componentCount = 1
+        for byte in utf8 where byte == separator { componentCount += 1 }
+        guard componentCount <= maxComponents else {
+            throw ReceivePathError(.tooDeep(components: componentCount), path: path)
         }
         var components: [String] = []
-        components.reserveCapacity(rawComponents.count)
-        for raw in rawComponents {
+        components.reserveCapacity(componentCount)
+        var start = utf8.startIndex
+        while true {
+            let end = utf8[start...].firstIndex(of: separator) ?? utf8.endIndex
+            let raw = utf8[start..<end]
             guard !raw.isEmpty else { throw ReceivePathError(.emptyComponent, path: path) }
             if raw.elementsEqual(".".utf8) || raw.elementsEqual("..".utf8) {
                 throw ReceivePathError(.dotComponent, path: path)
@@ -81,11 +85,13 @@ public struct LibraryPath: Hashable, Sendable, CustomStringConvertible {
             guard raw.count <= maxComponentBytes else {
                 throw ReceivePathError(.componentTooLong(bytes: raw.count), path: path)
             }
-            // Splitting valid UTF-8 at an ASCII byte leaves valid UTF-8.
-            components.append(String(decoding: raw, as: UTF8.self))
+            // Cut at an ASCII byte, so on a character boundary of valid UTF-8.
+            components.append(String(path[start..<end]))
+            guard end < utf8.endIndex else { break }
+            start = utf8.index(after: end)
         }
         if isReservedName(components[0]) { throw ReceivePathError(.reserved, path: path) }
-        return LibraryPath(components: components)
+        return LibraryPath(components: components, string: path)
     }
 
     /// NUL, and the control characters no real file name uses: what is left of

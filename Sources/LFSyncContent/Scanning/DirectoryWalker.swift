@@ -67,7 +67,8 @@ struct DirectoryWalker {
             }
             let relative = prefix.appending(name)
             var raw = stat()
-            guard fstatat(descriptor, name, &raw, AT_SYMLINK_NOFOLLOW) == 0 else {
+            // `withCString`: a short name passed as a String argument would be copied to the heap.
+            guard name.withCString({ fstatat(descriptor, $0, &raw, AT_SYMLINK_NOFOLLOW) }) == 0 else {
                 skipped.append(SkippedEntry(path: relative, reason: SystemError.current("stat").message))
                 continue
             }

@@ -31,25 +31,41 @@ public struct Hash256: Hashable, Comparable, Sendable, CustomStringConvertible, 
     }
 
     public var bytes: [UInt8] {
-        var raw = [UInt8]()
-        raw.reserveCapacity(Self.byteCount)
-        for word in [w0, w1, w2, w3] {
-            for shift in stride(from: 56, through: 0, by: -8) {
-                raw.append(UInt8(truncatingIfNeeded: word >> UInt64(shift)))
+        [UInt8](unsafeUninitializedCapacity: Self.byteCount) { buffer, count in
+            for (index, word) in [w0, w1, w2, w3].enumerated() {
+                for byte in 0..<8 {
+                    buffer[index * 8 + byte] = UInt8(truncatingIfNeeded: word >> UInt64(56 - 8 * byte))
+                }
             }
+            count = Self.byteCount
         }
-        return raw
     }
 
     public var hex: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(Self.byteCount * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0f)])
+        String(unsafeUninitializedCapacity: Self.byteCount * 2) { writeHex(into: $0) }
+    }
+
+    /// Writes the 64 lowercase hex digits at the start of `buffer` and returns
+    /// how many bytes that is: for names built around a hash (staging names one
+    /// per received file) in one allocation.
+    /// - Precondition: `buffer` holds at least 64 bytes.
+    package func writeHex(into buffer: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        precondition(buffer.count >= Self.byteCount * 2)
+        var position = 0
+        for word in [w0, w1, w2, w3] {
+            position += Self.writeHex(word, digits: 16, into: UnsafeMutableBufferPointer(rebasing: buffer[position...]))
         }
-        return String(decoding: out, as: UTF8.self)
+        return position
+    }
+
+    /// The low `digits` hex digits of `value`, most significant first, lowercase.
+    package static func writeHex(_ value: UInt64, digits: Int, into buffer: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        precondition(digits <= 16 && buffer.count >= digits)
+        for index in 0..<digits {
+            let nibble = UInt8(truncatingIfNeeded: value >> UInt64(4 * (digits - 1 - index))) & 0x0f
+            buffer[index] = nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+        }
+        return digits
     }
 
     public var description: String { hex }

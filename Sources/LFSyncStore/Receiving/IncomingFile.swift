@@ -251,7 +251,7 @@ package final class IncomingFile {
         let directory = staging.directory.rawValue
         if identity == nil {
             let direct = manifest.chunks.count <= 1 ? staging.stagedName(for: manifest.fileHash) : nil
-            let fd = openat(directory, direct ?? partialName, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, Self.fileMode)
+            let fd = (direct ?? partialName).withCString { openat(directory, $0, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, Self.fileMode) }
             if fd >= 0 {
                 directStagedName = direct
                 let file = OwnedDescriptor(taking: fd)

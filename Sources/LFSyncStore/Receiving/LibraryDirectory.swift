@@ -76,7 +76,7 @@ package final class LibraryDirectory: Sendable {
     /// component; `O_NONBLOCK` so a FIFO planted under the name cannot hang us.
     package func openFileForReading(_ path: LibraryPath) throws(ReceiveError) -> OwnedDescriptor {
         let parent = try openDirectory(path.parentComponents, create: false).directory
-        let fd = openat(parent.rawValue, path.name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        let fd = path.name.withCString { openat(parent.rawValue, $0, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
         guard fd >= 0 else {
             if errno == ELOOP { throw .symlinkInPath(path.description) }
             throw .system(SystemError.current("open", path: path.description))

@@ -57,15 +57,10 @@ package struct LibraryInstaller: Sendable {
     /// remove a directory it created. Held for one group only (its
     /// descriptors, one per folder the group touches, close with it).
     package final class DirectoryCache {
-        /// Keyed by the path's bytes: `String` equality would merge NFC and NFD
-        /// spellings, which on Linux are two directories.
-        fileprivate var directories: [[UInt8]: OwnedDescriptor] = [:]
+        /// By parent path, compared by bytes (see `PathComponentsKey`).
+        fileprivate var directories: [PathComponentsKey: OwnedDescriptor] = [:]
 
         package init() {}
-
-        fileprivate static func key(_ components: ArraySlice<String>) -> [UInt8] {
-            Array(components.joined(separator: "/").utf8)
-        }
     }
 
     /// Installs one asset's files, in order; results are in the same order.
@@ -109,7 +104,7 @@ package struct LibraryInstaller: Sendable {
             for (staged, path) in files {
                 precondition(staged.staging === staging, "a staged file from another staging area")
                 let directory: OwnedDescriptor
-                let key = cache.map { _ in DirectoryCache.key(path.parentComponents) }
+                let key = cache.map { _ in PathComponentsKey(path.parentComponents) }
                 if let key, let cached = cache?.directories[key] {
                     directory = cached
                 } else {

@@ -43,7 +43,10 @@ package enum NoReplaceRename {
         what: @autoclosure () -> String, strategy: Strategy = .best
     ) throws(SystemError) -> Outcome {
         if strategy == .best, let renameat2 {
-            while renameat2(source.rawValue, sourceName, destination.rawValue, destinationName, renameNoReplaceFlag) != 0 {
+            // `withCString`: a short name passed as a String argument would be copied to the heap.
+            while sourceName.withCString({ from in
+                destinationName.withCString { to in renameat2(source.rawValue, from, destination.rawValue, to, renameNoReplaceFlag) }
+            }) != 0 {
                 switch errno {
                 case EINTR: continue
                 case EEXIST: return .destinationExists

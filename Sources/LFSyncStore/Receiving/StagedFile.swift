@@ -91,22 +91,32 @@ package struct StagedFile: Sendable, CustomStringConvertible {
     }
 
     /// `futimens` with the given mtime; access time left alone.
-    package static func setModificationTime(of file: OwnedDescriptor, to timeNs: Int64, _ what: String) throws(SystemError) {
-        var times = Self.times(timeNs)
-        guard futimens(file.rawValue, &times) == 0 else { throw SystemError.current("futimens", path: what) }
+    package static func setModificationTime(of file: OwnedDescriptor, to timeNs: Int64, _ what: @autoclosure () -> String) throws(SystemError) {
+        let result = withTimes(timeNs) { futimens(file.rawValue, $0) }
+        guard result == 0 else { throw SystemError.current("futimens", path: what()) }
     }
 
     /// `utimensat` by name, without opening: for lfsync's own names in the
     /// staging directory, which it never follows if they are symlinks.
-    package static func setModificationTime(ofEntry name: String, in directory: OwnedDescriptor, to timeNs: Int64, _ what: String) throws(SystemError) {
+    package static func setModificationTime(
+        ofEntry name: String, in directory: OwnedDescriptor, to timeNs: Int64, _ what: @autoclosure () -> String
+    ) throws(SystemError) {
+        let result = withTimes(timeNs) { times in
+            name.withCString { utimensat(directory.rawValue, $0, times, AT_SYMLINK_NOFOLLOW) }
+        }
+        guard result == 0 else { throw SystemError.current("utimensat", path: what()) }
+    }
+
+    /// The pair `futimens` and `utimensat` take, on the stack: once per received file.
+    private static func withTimes(_ timeNs: Int64, _ body: (UnsafePointer<timespec>) -> Int32) -> Int32 {
         var times = Self.times(timeNs)
-        guard utimensat(directory.rawValue, name, &times, AT_SYMLINK_NOFOLLOW) == 0 else {
-            throw SystemError.current("utimensat", path: what)
+        return withUnsafePointer(to: &times) { pair in
+            pair.withMemoryRebound(to: timespec.self, capacity: 2) { body($0) }
         }
     }
 
     /// Access time left alone, modification time `timeNs` (nanoseconds since 1970).
-    private static func times(_ timeNs: Int64) -> [timespec] {
+    private static func times(_ timeNs: Int64) -> (access: timespec, modification: timespec) {
         let nanosecondsPerSecond: Int64 = 1_000_000_000
         var seconds = timeNs / nanosecondsPerSecond
         var nanoseconds = timeNs % nanosecondsPerSecond
@@ -116,6 +126,6 @@ package struct StagedFile: Sendable, CustomStringConvertible {
         }
         // UTIME_OMIT from <sys/stat.h>, which Swift does not import.
         let utimeOmit = (1 << 30) - 2
-        return [timespec(tv_sec: 0, tv_nsec: utimeOmit), timespec(tv_sec: Int(seconds), tv_nsec: Int(nanoseconds))]
+        return (timespec(tv_sec: 0, tv_nsec: utimeOmit), timespec(tv_sec: Int(seconds), tv_nsec: Int(nanoseconds)))
     }
 }

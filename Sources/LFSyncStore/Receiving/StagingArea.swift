@@ -100,8 +100,19 @@ package final class StagingArea: Sendable {
     /// name is taken (no-replace rename, `O_EXCL`).
     package func stagedName(for fileHash: Hash256) -> String {
         let token = tokenSeed &+ tokensUsed.add(1, ordering: .relaxed).oldValue
-        let hex = String(token, radix: 16)
-        return fileHash.hex + "." + String(repeating: "0", count: 16 - hex.count) + hex + ".staged"
+        // "<file hash>.<token, 16 digits>.staged", written in place: one per received file.
+        let suffix = ".staged".utf8
+        return String(unsafeUninitializedCapacity: 64 + 1 + 16 + suffix.count) { buffer in
+            var position = fileHash.writeHex(into: buffer)
+            buffer[position] = UInt8(ascii: ".")
+            position += 1
+            position += Hash256.writeHex(token, digits: 16, into: UnsafeMutableBufferPointer(rebasing: buffer[position...]))
+            for byte in suffix {
+                buffer[position] = byte
+                position += 1
+            }
+            return position
+        }
     }
 
     package static func displayPath(of name: String) -> String { displayPath + "/" + name }

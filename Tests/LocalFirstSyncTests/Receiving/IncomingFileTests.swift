@@ -426,6 +426,22 @@ struct IncomingFileTests {
         }
     }
 
+    /// "<file hash>.<16 hex digits>.staged", each one new: what recovery after a crash
+    /// (below) and the clean-up recognise.
+    @Test func stagedNamesCarryTheFileHashAndAFreshToken() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let setup = try F.setUp(in: root)
+            let hash = F.manifest(F.data(100, seed: 3), chunkLengths: [100]).fileHash
+            let names = (0..<3).map { _ in setup.staging.stagedName(for: hash) }
+            #expect(Set(names).count == 3)
+            for name in names {
+                let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+                #expect(parts.count == 3 && parts[0] == hash.hex[...] && parts[2] == "staged", "\(name)")
+                #expect(parts.count == 3 && parts[1].utf8.count == 16 && parts[1].allSatisfy(\.isHexDigit) && parts[1].lowercased() == parts[1])
+            }
+        }
+    }
+
     @Test func interruptedInstallsAreRecoveredAsCompletePartials() async throws {
         try await TestSupport.withTemporaryDirectory { root in
             let setup = try F.setUp(in: root)
