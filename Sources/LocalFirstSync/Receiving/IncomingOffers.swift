@@ -137,6 +137,10 @@ struct IncomingOffers {
     private var landing: [Hash256: Int] = [:]
     /// Offers accepted and waiting for their plan, one plan at a time.
     private var planQueue: [UInt64] = []
+    /// Where the head of `planQueue` was last found waiting for a landing
+    /// content (asset and file index): `nextPlan` runs after every install, and
+    /// looks there first instead of going through the whole offer again.
+    private var planWait: (offerID: UInt64, asset: Int, file: Int)?
     private var planning: UInt64?
     /// The contents that were on their way when the plan under way was asked for.
     private var planningKnown: Set<Hash256> = []
@@ -254,14 +258,38 @@ struct IncomingOffers {
             planQueue.removeFirst()
             return nextPlan()
         }
-        if !landing.isEmpty, offer.assets.contains(where: { $0.files.contains { landing[$0.manifest.fileHash] != nil } }) {
-            return []  // planned when those installs are done (`installed`)
+        if !landing.isEmpty {
+            // Planned when those installs are done (`installed`). From where the last look
+            // stopped, then (only if that reaches the end) once more from the start: an
+            // earlier file's content may have started landing since, for another offer.
+            let resume = planWait.flatMap { $0.offerID == offerID ? (asset: $0.asset, file: $0.file) : nil }
+            if let found = firstLanding(in: offer.assets, from: resume ?? (0, 0))
+                ?? (resume == nil ? nil : firstLanding(in: offer.assets, from: (0, 0))) {
+                planWait = (offerID, found.asset, found.file)
+                return []
+            }
         }
+        planWait = nil
         planQueue.removeFirst()
         planning = offerID
         let known = Set(contents.keys)
         planningKnown = known
         return [.plan(offerID: offerID, assets: offer.assets, known: known)]
+    }
+
+    /// The first file from `start` on (asset, then file order) whose content is landing.
+    private func firstLanding(in assets: [PlacedAsset], from start: (asset: Int, file: Int)) -> (asset: Int, file: Int)? {
+        guard start.asset < assets.count else { return nil }
+        var file = start.file
+        for asset in start.asset..<assets.count {
+            let files = assets[asset].files
+            while file < files.count {
+                if landing[files[file].manifest.fileHash] != nil { return (asset, file) }
+                file += 1
+            }
+            file = 0
+        }
+        return nil
     }
 
     /// Answers an offer that will not be planned (declined, refused) and forgets it.
@@ -683,6 +711,7 @@ struct IncomingOffers {
         contents = [:]
         landing = [:]
         planQueue = []
+        planWait = nil
         planning = nil
         cancelledBeforePlan = [:]
         return actions

@@ -234,6 +234,37 @@ import Testing
         #expect(plans.first?.1.contains(hash) == false)
     }
 
+    /// The waiting offer needs three contents that land one after another, in an
+    /// order unlike its own: it stays unplanned until the last has landed, then is
+    /// planned exactly once (after each install the wait is looked at again).
+    @Test func anOfferNeedingSeveralLandingContentsWaitsForTheLast() throws {
+        var state = IncomingOffers()
+        let names = ["a", "b", "c"]
+        let originals = names.map { WireFixtures.placed(Self.asset((.primary, RelativePath("\($0).jpg"), Array("bytes of \($0)".utf8)))) }
+        let copies = names.map { WireFixtures.placed(Self.asset((.primary, RelativePath("Backup/\($0).jpg"), Array("bytes of \($0)".utf8)))) }
+        _ = try state.received(Self.offer(1, last: false, originals))
+        _ = Self.settle(&state, state.decided(pushID: 1, accepted: true))
+        var orders: [IncomingOffers.InstallOrder] = []
+        for original in originals {
+            let destination = try #require(try state.destination(of: Self.chunk(1, original, file: 0)))
+            let hash = try #require(Self.verifications(state.chunkWritten(destination, bytes: 1, .success(()))).first)
+            orders += Self.installs(state.verified(hash, .success(())))
+        }
+        #expect(orders.count == 3)
+        #expect(!(try state.received(Self.offer(2, push: 1, copies))).contains { if case .plan = $0 { true } else { false } })
+        // Landed last first, then first, then the middle one.
+        for (step, index) in [2, 0, 1].enumerated() {
+            let landed = state.installed(offerID: 1, contentID: originals[index].contentID, .success([]))
+            let plans = Self.plans(of: 2, in: landed)
+            if step < 2 {
+                #expect(plans.isEmpty, "planned while \(2 - step) of its contents were still landing")
+            } else {
+                #expect(plans.count == 1)
+                #expect(plans.first.map { $0.isDisjoint(with: originals.map { $0.files[0].manifest.fileHash }) } == true)
+            }
+        }
+    }
+
     @Test func aPlanOvertakenByAContentLandingIsMadeAgainNotRefused() throws {
         // Plans are made off the session's actor, which meanwhile goes on with other events.
         var state = IncomingOffers()
