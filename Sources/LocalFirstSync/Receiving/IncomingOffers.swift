@@ -1,6 +1,7 @@
 import LFSyncContent
 import LFSyncCrypto
 import LFSyncStore
+import LFSyncSystem
 import LFSyncWire
 
 /// The receiving half of one connection, as bookkeeping only: pushes and
@@ -470,18 +471,29 @@ struct IncomingOffers {
         guard chunk.payload.decodedLength == expected else {
             throw .protocolViolation("chunk \(chunkIndex) declares \(chunk.payload.decodedLength) bytes, the manifest says \(expected)")
         }
-        offers[chunk.offerID]?.owed[chunk.contentID]?[fileIndex]?.remove(chunkIndex)
-        if offers[chunk.offerID]?.owed[chunk.contentID]?[fileIndex]?.count == 0 {
-            offers[chunk.offerID]?.owed[chunk.contentID]?[fileIndex] = nil
-            if offers[chunk.offerID]?.owed[chunk.contentID]?.isEmpty == true { offers[chunk.offerID]?.owed[chunk.contentID] = nil }
+        // `mutateValue` rather than `offers[id]?.owed[…]?[…]?…`: see there (once per chunk).
+        offers.mutateValue(forKey: chunk.offerID) { offer in
+            let fileDone = offer.owed.mutateValue(forKey: chunk.contentID) { files -> Bool in
+                let emptied = files.mutateValue(forKey: fileIndex) { owed -> Bool in
+                    owed.remove(chunkIndex)
+                    return owed.count == 0
+                } ?? false
+                if emptied { files[fileIndex] = nil }
+                return emptied && files.isEmpty
+            } ?? false
+            if fileDone { offer.owed[chunk.contentID] = nil }
         }
         let hash = manifest.fileHash
-        guard let content = contents[hash], content.state == .receiving,
-              content.carrier == AssetKey(offerID: chunk.offerID, contentID: chunk.contentID), content.carrierFile == fileIndex
-        else { return nil }
-        contents[hash]?.missing -= 1
-        contents[hash]?.writing += 1
-        return ChunkDestination(fileHash: hash, pushID: pushID, reception: content.reception)
+        let reception = contents.mutateValue(forKey: hash) { content -> UInt64? in
+            guard content.state == .receiving,
+                  content.carrier == AssetKey(offerID: chunk.offerID, contentID: chunk.contentID), content.carrierFile == fileIndex
+            else { return nil }
+            content.missing -= 1
+            content.writing += 1
+            return content.reception
+        } ?? nil
+        guard let reception else { return nil }
+        return ChunkDestination(fileHash: hash, pushID: pushID, reception: reception)
     }
 
     /// The push and file manifest of a chunk that was asked for; a violation otherwise.
@@ -501,17 +513,24 @@ struct IncomingOffers {
     /// The chunk the session was told to write has been written (or not).
     mutating func chunkWritten(_ destination: ChunkDestination, bytes: Int, _ result: Result<Void, ReceiveError>) -> [Action] {
         let hash = destination.fileHash
-        guard contents[hash]?.reception == destination.reception, contents[hash]?.state == .receiving else { return [] }
-        contents[hash]?.writing -= 1
-        guard let content = contents[hash] else { return [] }
+        let complete = contents.mutateValue(forKey: hash) { content -> Bool? in
+            guard content.reception == destination.reception, content.state == .receiving else { return nil }
+            content.writing -= 1
+            return content.missing == 0 && content.writing == 0
+        } ?? nil
+        guard let complete else { return [] }
         if case let .failure(error) = result {
             return failContent(hash, reason: error.description)
         }
-        pushes[destination.pushID]?.progress.bytesDone += UInt64(bytes)
         var actions: [Action] = []
-        if let progress = pushes[destination.pushID]?.progress { actions.append(.progress(pushID: destination.pushID, progress)) }
-        if content.missing == 0, content.writing == 0 {
-            contents[hash]?.state = .verifying
+        if let progress = pushes.mutateValue(forKey: destination.pushID, { push in
+            push.progress.bytesDone += UInt64(bytes)
+            return push.progress
+        }) {
+            actions.append(.progress(pushID: destination.pushID, progress))
+        }
+        if complete {
+            contents.mutateValue(forKey: hash) { $0.state = .verifying }
             actions.append(.verify(hash))
         }
         return actions
@@ -524,13 +543,16 @@ struct IncomingOffers {
         if case let .failure(error) = result {
             return failContent(hash, reason: error.description)
         }
-        contents[hash]?.state = .staged
+        contents.mutateValue(forKey: hash) { $0.state = .staged }
         var actions: [Action] = []
         for waiter in content.waiters.sorted(by: Self.arrivalOrder) {
-            guard var pending = offers[waiter.offerID]?.pending[waiter.contentID] else { continue }
-            pending.waitingFor.remove(hash)
-            offers[waiter.offerID]?.pending[waiter.contentID] = pending
-            if pending.waitingFor.isEmpty, !pending.installing { actions += install(waiter) }
+            let ready = offers.mutateValue(forKey: waiter.offerID) { offer in
+                offer.pending.mutateValue(forKey: waiter.contentID) { pending -> Bool in
+                    pending.waitingFor.remove(hash)
+                    return pending.waitingFor.isEmpty && !pending.installing
+                }
+            } ?? nil
+            if ready == true { actions += install(waiter) }
         }
         return actions
     }
@@ -543,21 +565,23 @@ struct IncomingOffers {
     /// itself, to the last that needs it) and land it.
     private mutating func install(_ key: AssetKey) -> [Action] {
         guard let pending = offers[key.offerID]?.pending[key.contentID], let (_, asset) = asset(key) else { return [] }
-        offers[key.offerID]?.pending[key.contentID]?.installing = true
         var sources: [[InstallOrder.Source]] = []
+        var taking: [Hash256] = []
         var actions: [Action] = []
         for needs in pending.needs {
             var row: [InstallOrder.Source] = []
             for need in needs {
-                guard let hash = need, contents[hash] != nil else {
+                guard let hash = need, let consumers = contents.mutateValue(forKey: hash, { content in
+                    content.consumers -= 1
+                    return content.consumers
+                }) else {
                     row.append(.inPlace)
                     continue
                 }
-                contents[hash]?.consumers -= 1
-                if (contents[hash]?.consumers ?? 0) <= 0 {
+                if consumers <= 0 {
                     contents[hash] = nil
                     landing[hash, default: 0] += 1
-                    offers[key.offerID]?.pending[key.contentID]?.taking.append(hash)
+                    taking.append(hash)
                     row.append(.take(hash))
                 } else {
                     row.append(.copy(hash))
@@ -565,8 +589,14 @@ struct IncomingOffers {
             }
             sources.append(row)
         }
+        offers.mutateValue(forKey: key.offerID) { offer in
+            offer.pending.mutateValue(forKey: key.contentID) { pending in
+                pending.installing = true
+                pending.taking += taking
+            }
+        }
         for needs in pending.needs {
-            for case let hash? in needs { contents[hash]?.waiters.remove(key) }
+            for case let hash? in needs { contents.mutateValue(forKey: hash) { _ = $0.waiters.remove(key) } }
         }
         actions.append(.install(InstallOrder(offerID: key.offerID, asset: asset, sources: sources)))
         return actions
@@ -646,8 +676,12 @@ struct IncomingOffers {
         if sendingReceipt {
             actions.append(.send([.receipt(.init(offerID: key.offerID, contentID: key.contentID, outcome: .stored))]))
         }
-        pushes[pushID]?.progress.assetsDone += 1
-        if let progress = pushes[pushID]?.progress { actions.append(.progress(pushID: pushID, progress)) }
+        if let progress = pushes.mutateValue(forKey: pushID, { push in
+            push.progress.assetsDone += 1
+            return push.progress
+        }) {
+            actions.append(.progress(pushID: pushID, progress))
+        }
         if offers[key.offerID]?.pending.isEmpty == true, offers[key.offerID]?.planned == true { actions += retire(key.offerID) }
         return actions
     }
