@@ -32,7 +32,6 @@ public enum MediaType: Sendable, Hashable {
         var end = bytes.endIndex
         // A trailing slash names the component before it.
         while end > bytes.startIndex, bytes[bytes.index(before: end)] == UInt8(ascii: "/") { end = bytes.index(before: end) }
-        var ascii: [UInt8] = []
         var cursor = end
         while cursor > bytes.startIndex {
             let previous = bytes.index(before: cursor)
@@ -41,10 +40,16 @@ public enum MediaType: Sendable, Hashable {
             if byte == UInt8(ascii: ".") {
                 // A leading dot starts a hidden name, not an extension.
                 guard previous > bytes.startIndex, bytes[bytes.index(before: previous)] != UInt8(ascii: "/") else { return "" }
-                return String(decoding: ascii.reversed(), as: UTF8.self)
+                // Written in place: an extension this short is a small string, no allocation.
+                let ascii = bytes[cursor..<end]
+                return String(unsafeUninitializedCapacity: ascii.count) { buffer in
+                    for (index, byte) in ascii.enumerated() {
+                        buffer[index] = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte
+                    }
+                    return ascii.count
+                }
             }
             guard byte < 0x80 else { return slowLowercasedExtension(of: path) }
-            ascii.append(byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte)
             cursor = previous
         }
         return ""

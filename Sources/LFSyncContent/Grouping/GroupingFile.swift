@@ -36,10 +36,22 @@ struct GroupingFile {
 }
 
 /// A file name (or part of one) as a dictionary key that compares by bytes.
+/// Keeps the string itself (a short name is stored inline, no allocation),
+/// never its `String` equality.
 struct NameKey: Hashable {
-    package let bytes: [UInt8]
+    private let text: String
 
     package init(_ text: String) {
-        bytes = Array(text.utf8)
+        self.text = text
+    }
+
+    static func == (lhs: NameKey, rhs: NameKey) -> Bool {
+        lhs.text.utf8.elementsEqual(rhs.text.utf8)
+    }
+
+    func hash(into hasher: inout Hasher) {
+        var text = text
+        text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        hasher.combine(text.utf8.count)
     }
 }

@@ -391,15 +391,20 @@ struct IncomingOffers {
                         if missing.count == 0 {
                             newlyComplete.append(hash)
                         } else {
-                            offer.owed[asset.contentID, default: [:]][fileIndex] = missing
+                            if offer.owed.mutateValue(forKey: asset.contentID, { $0[fileIndex] = missing }) == nil {
+                                offer.owed[asset.contentID] = [fileIndex: missing]
+                            }
                             for chunk in 0..<missing.chunkCount where missing.contains(chunk) {
                                 neededBytes += UInt64(file.manifest.chunks[chunk].length)
                             }
                         }
                     }
-                    contents[hash]?.consumers += 1
-                    contents[hash]?.waiters.insert(key)
-                    if contents[hash]?.state != .staged { pending.waitingFor.insert(hash) }
+                    let staged = contents.mutateValue(forKey: hash) { content in
+                        content.consumers += 1
+                        content.waiters.insert(key)
+                        return content.state == .staged
+                    }
+                    if staged != true { pending.waitingFor.insert(hash) }
                 }
                 pending.needs.append(needs)
             }
