@@ -58,40 +58,48 @@ public struct LibraryPath: Hashable, Sendable, CustomStringConvertible {
     }
 
     public static func validate(_ path: String) throws(ReceivePathError) -> LibraryPath {
-        let utf8 = path.utf8
-        guard !utf8.isEmpty else { throw ReceivePathError(.empty, path: path) }
-        guard utf8.first != UInt8(ascii: "/") else { throw ReceivePathError(.absolute, path: path) }
-        guard !containsForbidden(utf8) else { throw ReceivePathError(.controlCharacter, path: path) }
-        guard utf8.count <= maxPathBytes else { throw ReceivePathError(.tooLong(bytes: utf8.count), path: path) }
+        // Every received path passes here, several times on its way in: one pass over
+        // the string's own bytes (a native string is contiguous, so no copy), and the
+        // components cut straight from them.
+        var text = path
+        let cut = text.withUTF8 { bytes in Result { () throws(ReceivePathError) in try Self.cutComponents(of: bytes, path: path) } }
+        let components = try cut.get()
+        if isReservedName(components[0]) { throw ReceivePathError(.reserved, path: path) }
+        return LibraryPath(components: components, string: path)
+    }
 
-        // Every received path passes here, several times on its way in: the
-        // components are cut straight from the string, with no array of pieces between.
-        let separator = UInt8(ascii: "/")
+    /// The rules in the order `validate` reports them, on the path's UTF-8 bytes.
+    private static func cutComponents(of bytes: UnsafeBufferPointer<UInt8>, path: String) throws(ReceivePathError) -> [String] {
+        let separator = UInt8(ascii: "/"), dot = UInt8(ascii: ".")
+        guard !bytes.isEmpty else { throw ReceivePathError(.empty, path: path) }
+        guard bytes[0] != separator else { throw ReceivePathError(.absolute, path: path) }
+        guard !containsForbidden(bytes) else { throw ReceivePathError(.controlCharacter, path: path) }
+        guard bytes.count <= maxPathBytes else { throw ReceivePathError(.tooLong(bytes: bytes.count), path: path) }
         var componentCount = 1
-        for byte in utf8 where byte == separator { componentCount += 1 }
+        for byte in bytes where byte == separator { componentCount += 1 }
         guard componentCount <= maxComponents else {
             throw ReceivePathError(.tooDeep(components: componentCount), path: path)
         }
         var components: [String] = []
         components.reserveCapacity(componentCount)
-        var start = utf8.startIndex
+        var start = 0
         while true {
-            let end = utf8[start...].firstIndex(of: separator) ?? utf8.endIndex
-            let raw = utf8[start..<end]
-            guard !raw.isEmpty else { throw ReceivePathError(.emptyComponent, path: path) }
-            if raw.elementsEqual(".".utf8) || raw.elementsEqual("..".utf8) {
+            var end = start
+            while end < bytes.count, bytes[end] != separator { end += 1 }
+            let length = end - start
+            guard length > 0 else { throw ReceivePathError(.emptyComponent, path: path) }
+            if bytes[start] == dot, length == 1 || (length == 2 && bytes[start + 1] == dot) {
                 throw ReceivePathError(.dotComponent, path: path)
             }
-            guard raw.count <= maxComponentBytes else {
-                throw ReceivePathError(.componentTooLong(bytes: raw.count), path: path)
+            guard length <= maxComponentBytes else {
+                throw ReceivePathError(.componentTooLong(bytes: length), path: path)
             }
             // Cut at an ASCII byte, so on a character boundary of valid UTF-8.
-            components.append(String(path[start..<end]))
-            guard end < utf8.endIndex else { break }
-            start = utf8.index(after: end)
+            components.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self))
+            guard end < bytes.count else { break }
+            start = end + 1
         }
-        if isReservedName(components[0]) { throw ReceivePathError(.reserved, path: path) }
-        return LibraryPath(components: components, string: path)
+        return components
     }
 
     /// NUL, and the control characters no real file name uses: what is left of
@@ -103,7 +111,7 @@ public struct LibraryPath: Hashable, Sendable, CustomStringConvertible {
     /// `isForbidden` over the UTF-8 bytes, as every received path is checked:
     /// C0 and DEL are single bytes, C1 (U+0080…U+009F) is 0xC2 followed by
     /// 0x80…0x9F — a `String`'s bytes are always valid UTF-8.
-    package static func containsForbidden(_ utf8: String.UTF8View) -> Bool {
+    package static func containsForbidden<Bytes: Sequence<UInt8>>(_ utf8: Bytes) -> Bool {
         var afterC2 = false
         for byte in utf8 {
             if afterC2, (0x80...0x9F).contains(byte) { return true }
