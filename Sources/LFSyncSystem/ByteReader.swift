@@ -68,7 +68,7 @@ package struct ByteReader: Sendable {
     package mutating func readString(limit: Int) throws(ByteReaderError) -> String {
         let length = Int(try readUInt16())
         guard length <= limit else { throw .lengthOverLimit(length: length, limit: limit) }
-        let raw = try readBytes(length)
+        let raw = try readSlice(length)
         guard let string = String(validating: raw, as: UTF8.self) else { throw .invalidUTF8 }
         return string
     }

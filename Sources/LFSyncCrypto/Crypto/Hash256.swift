@@ -11,11 +11,17 @@ public struct Hash256: Hashable, Comparable, Sendable, CustomStringConvertible, 
 
     public init?(bytes: some Collection<UInt8>) {
         guard bytes.count == Self.byteCount else { return nil }
-        var words: [UInt64] = [0, 0, 0, 0]
+        // Into the four words directly: every hash read from the wire or a stored
+        // manifest (one per chunk) passes here, and a scratch array would be an allocation.
+        (w0, w1, w2, w3) = (0, 0, 0, 0)
         for (index, byte) in bytes.enumerated() {
-            words[index / 8] = words[index / 8] << 8 | UInt64(byte)
+            switch index / 8 {
+            case 0: w0 = w0 << 8 | UInt64(byte)
+            case 1: w1 = w1 << 8 | UInt64(byte)
+            case 2: w2 = w2 << 8 | UInt64(byte)
+            default: w3 = w3 << 8 | UInt64(byte)
+            }
         }
-        (w0, w1, w2, w3) = (words[0], words[1], words[2], words[3])
     }
 
     public init?(hex: String) {
@@ -106,7 +112,7 @@ extension ByteWriter {
 
 extension ByteReader {
     package mutating func readHash() throws(ByteReaderError) -> Hash256 {
-        guard let hash = Hash256(bytes: try readBytes(Hash256.byteCount)) else {
+        guard let hash = Hash256(bytes: try readSlice(Hash256.byteCount)) else {
             throw .invalidValue("hash")
         }
         return hash
