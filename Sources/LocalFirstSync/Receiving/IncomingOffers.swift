@@ -468,7 +468,7 @@ struct IncomingOffers {
     mutating func destination(of chunk: WireMessage.Chunk) throws(SyncError) -> ChunkDestination? {
         if closedOffers.contains(chunk.offerID) { return nil }
         // Consent: bytes for an offer nobody accepted are a violation, and end the connection.
-        // Read, then changed in place (`offers[id]?…`): an offer copied per chunk would copy
+        // Read, then changed in place (`mutateValue`): an offer copied per chunk would copy
         // its tables every time, which at a thousand assets an offer is quadratic.
         let fileIndex = Int(chunk.fileIndex), chunkIndex = Int(chunk.chunkIndex)
         let (pushID, manifest) = try requested(chunk)
@@ -476,7 +476,7 @@ struct IncomingOffers {
         guard chunk.payload.decodedLength == expected else {
             throw .protocolViolation("chunk \(chunkIndex) declares \(chunk.payload.decodedLength) bytes, the manifest says \(expected)")
         }
-        // `mutateValue` rather than `offers[id]?.owed[…]?[…]?…`: see there (once per chunk).
+        // Not `offers[id]?.owed[…]?[…]?.remove(…)`: see `mutateValue` (this runs once per chunk).
         offers.mutateValue(forKey: chunk.offerID) { offer in
             let fileDone = offer.owed.mutateValue(forKey: chunk.contentID) { files -> Bool in
                 let emptied = files.mutateValue(forKey: fileIndex) { owed -> Bool in
