@@ -35,23 +35,12 @@ struct GroupingFile {
     }
 }
 
-/// A file name (or part of one) as a dictionary key that compares by bytes.
-/// Keeps the string itself (a short name is stored inline, no allocation),
-/// never its `String` equality.
+/// A file name (or part of one) as a dictionary key that compares by bytes,
+/// as `RelativePath` does (a short name is stored inline: no allocation).
 struct NameKey: Hashable {
-    private let text: String
+    private let bytes: RelativePath
 
     package init(_ text: String) {
-        self.text = text
-    }
-
-    static func == (lhs: NameKey, rhs: NameKey) -> Bool {
-        lhs.text.utf8.elementsEqual(rhs.text.utf8)
-    }
-
-    func hash(into hasher: inout Hasher) {
-        var text = text
-        text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
-        hasher.combine(text.utf8.count)
+        bytes = RelativePath(text)
     }
 }

@@ -54,6 +54,17 @@ struct AssetGrouperTests {
         #expect(grouped(files("IMG_0003.JPG", "IMG_0003.MP4")) == [["primary:IMG_0003.JPG", "livePhotoVideo:IMG_0003.MP4"]])
     }
 
+    /// Names compare by bytes (`NameKey`): "Café" spelled NFC and NFD are two names on
+    /// Linux, so they pair neither as a Live Photo nor with a sidecar; the same spelling does.
+    @Test("Normalisation twins do not pair by basename; the same spelling does")
+    func normalisationTwinsDoNotPair() {
+        let nfc = "Caf\u{E9}", nfd = "Cafe\u{301}"
+        #expect(grouped(files("\(nfc).HEIC", "\(nfd).MOV")).count == 2)
+        #expect(grouped(files("\(nfc).JPG", "\(nfd).XMP")).count == 2)
+        #expect(grouped(files("\(nfc).HEIC", "\(nfc).MOV")) == [["primary:\(nfc).HEIC", "livePhotoVideo:\(nfc).MOV"]])
+        #expect(grouped(files("\(nfd).JPG", "\(nfd).XMP")) == [["primary:\(nfd).JPG", "sidecar:\(nfd).XMP"]])
+    }
+
     @Test("Basename fallback applies when only one side has an identifier")
     func basenameFallbackOneSided() {
         let result = grouped([
