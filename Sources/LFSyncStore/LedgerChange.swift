@@ -12,31 +12,41 @@ package enum LedgerChange: Sendable {
     /// `synced` for every content, each with its own size (see `SyncStateStore.recordSynced`).
     case synced([(content: ContentID, bytes: UInt64)], peer: PeerKey, at: Date = Date())
 
-    /// Writes the rows; the caller holds the transaction.
-    func apply(to db: SQLiteDatabase) throws(SQLiteError) {
+    /// Writes the rows that would change; the caller holds the transaction.
+    /// `known` says which rows already say what a change would write, and
+    /// learns what this change wrote (see `SyncedLedgerRows`).
+    func apply(to db: SQLiteDatabase, known: inout SyncedLedgerRows) throws(SQLiteError) {
         switch self {
         case let .record(state, contents, peer, reason, bytes, unlessSynced, date):
-            guard !contents.isEmpty else { return }
+            var written = contents
+            if unlessSynced {
+                try known.load(peer, from: db)
+                written = contents.filter { !known.isSynced($0, with: peer) }
+            }
+            guard !written.isEmpty else { return }
             let upsert = try db.cachedStatement(unlessSynced ? Self.upsertUnlessSynced : Self.upsert)
             try upsert.bind(peer.rawValue, at: 1)
             try upsert.bind(state.rawValue, at: 3)
             try upsert.bind(SQLiteValue.optional(reason.map { String($0.prefix(SyncStateStore.maxReasonLength)) }), at: 4)
             try upsert.bind(bytes.map { .integer(unsigned: $0) } ?? .null, at: 5)
             try upsert.bind(SyncStateStore.milliseconds(date), at: 6)
-            for content in contents {
+            for content in written {
                 try upsert.bind(content.hash.bytes, at: 2)
                 try upsert.run()
+                known.forget(content, with: peer)
             }
         case let .synced(entries, peer, date):
             guard !entries.isEmpty else { return }
+            try known.load(peer, from: db)
             let upsert = try db.cachedStatement(Self.upsertSynced)
             try upsert.bind(peer.rawValue, at: 1)
             try upsert.bind(SyncState.synced.rawValue, at: 3)
             try upsert.bind(SyncStateStore.milliseconds(date), at: 5)
-            for entry in entries {
+            for entry in entries where !known.isSynced(entry.content, with: peer, bytes: entry.bytes) {
                 try upsert.bind(entry.content.hash.bytes, at: 2)
                 try upsert.bind(.integer(unsigned: entry.bytes), at: 4)
                 try upsert.run()
+                known.markSynced(entry.content, with: peer, bytes: entry.bytes)
             }
         }
     }

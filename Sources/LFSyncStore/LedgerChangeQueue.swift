@@ -24,9 +24,11 @@ final class LedgerChangeQueue: Sendable {
 
     private let groups = Mutex(Groups())
     private let database: SerializedDatabase
+    private let writer: LedgerWriter
 
-    init(database: SerializedDatabase) {
+    init(database: SerializedDatabase, writer: LedgerWriter = LedgerWriter()) {
         self.database = database
+        self.writer = writer
     }
 
     func enqueue(_ change: LedgerChange) {
@@ -56,10 +58,18 @@ final class LedgerChangeQueue: Sendable {
             return groups.waiting.removeValue(forKey: id) ?? []
         }
         // Bookkeeping whose failure the callers ignore anyway (see `SyncStateStore.enqueue`).
-        try? database.write { db throws(SQLiteError) in
-            for change in changes {
-                try? db.transaction { () throws(SQLiteError) in try change.apply(to: db) }
+        do {
+            try database.write { db throws(SQLiteError) in
+                for change in changes {
+                    do {
+                        try db.transaction { () throws(SQLiteError) in try writer.apply(change, to: db) }
+                    } catch {
+                        writer.forgetAll()
+                    }
+                }
             }
+        } catch {
+            writer.forgetAll()
         }
     }
 }

@@ -69,6 +69,41 @@ public final class ScanCache: Sendable {
         }
     }
 
+    /// The file hashes the cache holds for `paths`, each with the status it was
+    /// known under, in one read transaction: a receiver asks this for every file
+    /// of an offer that already stands at its path. Cheaper than `entries(paths:)`
+    /// by the part that mattered on a repeat push of 20,000 files: no chunk list
+    /// is decoded and no manifest built (see `FileManifest.fileHash(inEncoded:)`).
+    public func fileHashes(paths: [RelativePath]) throws(SQLiteError) -> [RelativePath: CachedFileHash] {
+        guard !paths.isEmpty else { return [:] }
+        let libraryID = libraryID
+        return try database.withDatabase { db throws(SQLiteError) in
+            try db.readTransaction { () throws(SQLiteError) in
+                let statement = try db.cachedStatement("""
+                    SELECT size, mtime_ns, inode, ctime_ns, manifest FROM scan_cache WHERE library_id = ? AND path = ?
+                    """)
+                try statement.bind(libraryID, at: 1)
+                defer { statement.reset() }
+                var found: [RelativePath: CachedFileHash] = [:]
+                found.reserveCapacity(paths.count)
+                for path in paths {
+                    try statement.bind(path.string, at: 2)
+                    defer { statement.reset() }
+                    guard let row = try statement.step() else { continue }
+                    let stamp = FileStamp(size: row.uint64(at: 0), modificationTimeNs: row.int64(at: 1), inode: row.uint64(at: 2))
+                    let hash = row.withUnsafeBlob(at: 4) { blob in
+                        blob.flatMap {
+                            FileManifest.fileHash(inEncoded: $0, path: path, size: stamp.size, modificationTimeNs: stamp.modificationTimeNs)
+                        }
+                    }
+                    guard let hash else { continue }
+                    found[path] = CachedFileHash(fileHash: hash, stamp: stamp, changeTimeNs: row.isNull(at: 3) ? nil : row.int64(at: 3))
+                }
+                return found
+            }
+        }
+    }
+
     /// Every usable entry of this library, keyed by path, in one query. The
     /// caller compares `entry.stamp` with what it sees on disk.
     public func loadAll() throws(SQLiteError) -> [RelativePath: IndexedFile] {

@@ -35,10 +35,11 @@ public final class SyncStateStore: Sendable {
 
     private let database: SerializedDatabase
     private let changes: LedgerChangeQueue
+    private let writer = LedgerWriter()
 
     init(database: SerializedDatabase) {
         self.database = database
-        changes = LedgerChangeQueue(database: database)
+        changes = LedgerChangeQueue(database: database, writer: writer)
     }
 
     /// Opens the ledger in the state database at `url` (creating directories
@@ -130,7 +131,7 @@ public final class SyncStateStore: Sendable {
     ) throws(SQLiteError) {
         guard !contents.isEmpty else { return }
         let change = LedgerChange.record(state, contents: contents, peer: peer, reason: reason, bytes: bytes, unlessSynced: unlessSynced, at: date)
-        try database.write { db throws(SQLiteError) in try change.apply(to: db) }
+        try write(change)
     }
 
     /// Marks many contents `synced` with `peer` in one transaction, each with
@@ -142,7 +143,7 @@ public final class SyncStateStore: Sendable {
     public func recordSynced(_ entries: [(content: ContentID, bytes: UInt64)], peer: PeerKey, at date: Date = Date()) throws(SQLiteError) {
         guard !entries.isEmpty else { return }
         let change = LedgerChange.synced(entries, peer: peer, at: date)
-        try database.write { db throws(SQLiteError) in try change.apply(to: db) }
+        try write(change)
     }
 
     // MARK: Reading many rows
@@ -206,6 +207,15 @@ public final class SyncStateStore: Sendable {
     }
 
     // MARK: Helpers
+
+    private func write(_ change: LedgerChange) throws(SQLiteError) {
+        do {
+            try database.write { db throws(SQLiteError) in try writer.apply(change, to: db) }
+        } catch {
+            writer.forgetAll()
+            throw error
+        }
+    }
 
     private func contentIDSet(in state: SyncState, for peer: PeerKey) throws(SQLiteError) -> Set<ContentID> {
         try database.withDatabase { db throws(SQLiteError) in

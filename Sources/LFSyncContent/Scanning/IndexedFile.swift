@@ -35,6 +35,11 @@ public struct IndexedFile: Hashable, Sendable {
     /// True when `status` shows the file exactly as it was when this manifest
     /// described it: same size, mtime, inode and ctime.
     public func isUnchanged(_ status: FileStatus) -> Bool {
+        Self.isUnchanged(status, stamp: stamp, changeTimeNs: changeTimeNs)
+    }
+
+    /// Whether `status` shows a file with this stamp and ctime (never, without a ctime).
+    package static func isUnchanged(_ status: FileStatus, stamp: FileStamp, changeTimeNs: Int64?) -> Bool {
         guard let changeTimeNs else { return false }
         return stamp == FileStamp(status) && status.changeTimeNs == changeTimeNs
     }

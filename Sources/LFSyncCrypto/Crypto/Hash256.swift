@@ -24,6 +24,17 @@ public struct Hash256: Hashable, Comparable, Sendable, CustomStringConvertible, 
         }
     }
 
+    /// The same from raw memory (a column SQLite lends, a received buffer), four
+    /// loads. Called from another module, the generic `init(bytes:)` runs
+    /// unspecialised: a metadata lookup per byte, more than the SQLite read around it.
+    public init?(bytes: UnsafeRawBufferPointer) {
+        guard bytes.count == Self.byteCount else { return nil }
+        w0 = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
+        w1 = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+        w2 = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 16, as: UInt64.self))
+        w3 = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
+    }
+
     public init?(hex: String) {
         let utf8 = Array(hex.utf8)
         guard utf8.count == Self.byteCount * 2 else { return nil }

@@ -131,10 +131,10 @@ package final class LibraryImporter: Sendable {
             else { return nil }
             return (path.relativePath, status)
         }
-        let entries = (try? scanCache.entries(paths: onDisk.compactMap { $0?.path })) ?? [:]
+        let known = (try? scanCache.fileHashes(paths: onDisk.compactMap { $0?.path })) ?? [:]
         return zip(manifests, onDisk).map { manifest, found in
-            guard let found, let entry = entries[found.path] else { return false }
-            return entry.manifest.fileHash == manifest.fileHash && entry.isUnchanged(found.status)
+            guard let found, let entry = known[found.path] else { return false }
+            return entry.fileHash == manifest.fileHash && entry.isUnchanged(found.status)
         }
     }
 

@@ -43,4 +43,18 @@ import Testing
         #expect(Hash256(hex: String(hash.hex.dropLast())) == nil)
         #expect(Hash256(bytes: [UInt8](repeating: 0, count: 31)) == nil)
     }
+
+    /// Raw memory (a column SQLite lends) reads as the same hash as an array of its bytes.
+    @Test func hashFromRawMemoryEqualsHashFromBytes() {
+        for seed in 0..<8 {
+            let bytes = (0..<32).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ seed &* 101) }
+            let fromArray = Hash256(bytes: bytes)
+            let fromMemory = bytes.withUnsafeBytes { Hash256(bytes: $0) }
+            #expect(fromMemory != nil && fromMemory == fromArray && fromMemory?.bytes == bytes)
+        }
+        let long = [UInt8](repeating: 7, count: 33)
+        #expect(long.withUnsafeBytes { Hash256(bytes: UnsafeRawBufferPointer(rebasing: $0[1...])) } == Hash256(bytes: [UInt8](repeating: 7, count: 32)))
+        #expect(long.withUnsafeBytes { Hash256(bytes: $0) } == nil)
+        #expect([UInt8]().withUnsafeBytes { Hash256(bytes: $0) } == nil)
+    }
 }

@@ -122,6 +122,60 @@ struct ScanCacheTests {
         #expect(try cache.entries(paths: asked).keys.sorted() == ["dir/file49.jpg"])
     }
 
+    /// The receiver's in-place lookup reads only the file hash from each stored
+    /// manifest, in place: it must agree with the full decode, and a blob that
+    /// disagrees with its row (another path, size or mtime), is cut short or has
+    /// an unknown version is no answer at all, as it is for `entries(paths:)`.
+    @Test func fileHashesAgreeWithTheFullManifestAndRefuseMismatches() throws {
+        let state = try StateDatabase.inMemory()
+        let cache = try state.scanCache(forLibrary: root)
+        let files = (0..<6).map { index in
+            IndexedFile(manifest: StoreFixtures.manifest(path: "dir/fïle\(index).jpg", chunkSeeds: [index, index + 9]),
+                        inode: UInt64(index) + 1, changeTimeNs: index == 5 ? nil : 1_700_000_000_000_000_000 + Int64(index))
+        }
+        try cache.storeAll(files)
+        let known = try cache.fileHashes(paths: files.map(\.path) + ["dir/missing.jpg"])
+        #expect(Set(known.keys) == Set(files.map(\.path)))
+        for file in files {
+            let entry = try #require(known[file.path])
+            #expect(entry.fileHash == file.manifest.fileHash && entry.stamp == file.stamp && entry.changeTimeNs == file.changeTimeNs)
+        }
+        #expect(try cache.fileHashes(paths: []).isEmpty)
+
+        // Damage four rows: another file's manifest, a size that disagrees, a cut blob, a future version.
+        var other = files[1].manifest.encoded()
+        var cut = files[2].manifest.encoded()
+        cut.removeLast(cut.count - 20)
+        var future = files[3].manifest.encoded()
+        future[0] = 2
+        try state.database.withDatabase { db throws(SQLiteError) in
+            let update = try db.prepare("UPDATE scan_cache SET manifest = ? WHERE path = ?")
+            try update.execute([.blob(other), .text(files[0].path.string)])
+            try update.execute([.blob(cut), .text(files[2].path.string)])
+            try update.execute([.blob(future), .text(files[3].path.string)])
+            try db.prepare("UPDATE scan_cache SET size = size + 1 WHERE path = ?").execute([.text(files[4].path.string)])
+        }
+        other = []
+        let damaged = try cache.fileHashes(paths: files.map(\.path))
+        #expect(Set(damaged.keys) == [files[1].path, files[5].path])
+        #expect(Set(try cache.entries(paths: files.map(\.path)).keys) == Set(damaged.keys))
+        // The row vouches for a file that shows its stamp and ctime, and never without a ctime.
+        func status(of file: IndexedFile, changeTimeNs: Int64) -> FileStatus {
+            var raw = stat()
+            raw.st_mode = S_IFREG | 0o644
+            raw.st_size = off_t(file.manifest.size)
+            raw.st_ino = ino_t(file.inode)
+            let mtime = file.manifest.modificationTimeNs
+            raw.st_mtim = timespec(tv_sec: Int(mtime / 1_000_000_000), tv_nsec: Int(mtime % 1_000_000_000))
+            raw.st_ctim = timespec(tv_sec: Int(changeTimeNs / 1_000_000_000), tv_nsec: Int(changeTimeNs % 1_000_000_000))
+            return FileStatus(raw)
+        }
+        let ctime = try #require(files[1].changeTimeNs)
+        #expect(damaged[files[1].path]?.isUnchanged(status(of: files[1], changeTimeNs: ctime)) == true)
+        #expect(damaged[files[1].path]?.isUnchanged(status(of: files[1], changeTimeNs: ctime + 1)) == false)
+        #expect(damaged[files[5].path]?.isUnchanged(status(of: files[5], changeTimeNs: ctime)) == false)
+    }
+
     @Test func librariesAreSeparate() throws {
         let state = try StateDatabase.inMemory()
         let photos = try state.scanCache(forLibrary: "/photos")

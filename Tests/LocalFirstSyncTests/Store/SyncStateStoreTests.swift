@@ -69,6 +69,51 @@ struct SyncStateStoreTests {
         }
     }
 
+    /// The store skips confirmations of rows it knows say synced; another
+    /// process on the same state directory may have changed such a row since,
+    /// and its confirmation must then be written (the store must not trust
+    /// what it saw before the other commit).
+    @Test func aRowAnotherConnectionChangedIsConfirmedAgain() async throws {
+        try await TestSupport.withTemporaryDirectory { directory in
+            let url = directory.appendingPathComponent("state.sqlite")
+            let store = try SyncStateStore.onDisk(url)
+            defer { store.close() }
+            let other = try SyncStateStore.onDisk(url)
+            defer { other.close() }
+            let contents = (0..<3).map(StoreFixtures.contentID)
+            try store.recordSynced(contents.map { ($0, 10) }, peer: nas)
+            try store.recordSynced(contents.map { ($0, 10) }, peer: nas)
+
+            try other.record(.failed, for: [contents[1]], peer: nas, reason: "removed on the NAS")
+            try store.recordSynced(contents.map { ($0, 10) }, peer: nas)
+            #expect(try store.state(of: contents[1], for: nas) == .synced)
+
+            // And a mark the other connection made is not skipped as if the row still said synced.
+            try other.recordSynced([(contents[2], 10)], peer: nas)
+            try other.record(.pending, for: [contents[0]], peer: nas)
+            try store.record(.inFlight, for: [contents[0]], peer: nas, unlessSynced: true)
+            #expect(try store.state(of: contents[0], for: nas) == .inFlight)
+        }
+    }
+
+    /// A content offered again in the same push goes back to in flight; its next
+    /// confirmation must be written even though the store saw it synced before.
+    @Test func aRowMovedAwayFromSyncedIsConfirmedAgain() async throws {
+        let store = try SyncStateStore.inMemory()
+        let content = StoreFixtures.contentID(7)
+        try store.recordSynced([(content, 10)], peer: nas)
+        try store.record(.inFlight, for: [content], peer: nas)
+        #expect(try store.state(of: content, for: nas) == .inFlight)
+        try store.recordSynced([(content, 10)], peer: nas)
+        #expect(try store.state(of: content, for: nas) == .synced)
+        // Queued changes take the same path.
+        store.enqueue(.record(.inFlight, contents: [content], peer: nas))
+        store.enqueue(.synced([(content, UInt64(10))], peer: nas))
+        store.enqueue(.record(.pending, contents: [content], peer: laptop))
+        _ = try await store.onDatabaseThread { _ in }
+        #expect(try store.state(of: content, for: nas) == .synced)
+    }
+
     @Test func peersAreIsolated() throws {
         let store = try SyncStateStore.inMemory()
         let contents = (0..<10).map(StoreFixtures.contentID)
