@@ -43,9 +43,10 @@ public struct LibraryScanner: Sendable {
 
     private typealias ScannedFile = IndexedFile
 
-    /// Memory stays proportional to what the scan returns, never to a copy of
-    /// the cache: the cache is streamed in path order and merged with the
-    /// sorted walk, and files are grouped one directory at a time.
+    /// Memory stays proportional to what the scan returns: the cache's rows,
+    /// read in path order beside the walk, are merged with the sorted walk and
+    /// kept only where they still describe a file, and files are grouped one
+    /// directory at a time.
     public func scan(progress: @escaping @Sendable (ScanProgress) -> Void = { _ in }) async throws(Failure) -> LibraryScan {
         let collected = Mutex<(assets: [Asset], settled: SettledFiles)>(([], SettledFiles()))
         var scan = try await run(segmentLimit: nil, progress: progress) { segment in
@@ -185,31 +186,48 @@ public struct LibraryScanner: Sendable {
     }
 
     /// Walks the library and takes every unchanged file's entry from the cache (blocking).
+    ///
+    /// The cache's rows are read on a second thread while this one walks: the
+    /// walk waits on the kernel and the read on SQLite, and before either is done
+    /// there is nothing to offer, so on a repeat push they were a third of the
+    /// time with the other core (and the receiver) idle. The rows come in path
+    /// order and are merged with the sorted walk afterwards; they are what the
+    /// scan keeps anyway, plus the rows of files that are gone.
     private static func walk(_ rootPath: String, rememberedBy cache: (any ScanMemory)?) throws(Failure) -> Walked {
+        let remembered = cache.map { cache in
+            ConcurrentRead { () throws -> [IndexedFile] in
+                var rows: [IndexedFile] = []
+                try cache.forEachEntry { rows.append($0) }
+                return rows
+            }
+        }
         let walk: (files: [DirectoryWalker.Entry], skipped: [SkippedEntry])
-        do throws(SystemError) { walk = try DirectoryWalker(rootPath: rootPath).walk() } catch { throw .cannotOpenLibrary(error) }
+        do throws(SystemError) {
+            walk = try DirectoryWalker(rootPath: rootPath).walk()
+        } catch {
+            _ = try? remembered?.value()
+            throw .cannotOpenLibrary(error)
+        }
         let entries = walk.files
         let byPath = entries.indices.sorted { entries[$0].relativePath < entries[$1].relativePath }
         var found = Walked(entries: entries, skipped: walk.skipped, byPath: byPath, files: ScanSlots(count: entries.count),
                            isSettled: [Bool](repeating: false, count: entries.count), filesFromCache: 0)
-        guard let cache else { return found }
+        guard let remembered else { return found }
+        let rows: [IndexedFile]
+        do { rows = try remembered.value() } catch { throw .cache(error) }
         var cursor = 0
-        do {
-            try cache.forEachEntry { hit in
-                while cursor < byPath.count, entries[byPath[cursor]].relativePath < hit.path { cursor += 1 }
-                guard cursor < byPath.count else { return }
-                let entry = entries[byPath[cursor]]
-                guard entry.relativePath == hit.path, hit.isUnchanged(entry.status) else { return }
-                var known = hit
-                known.manifest.path = entry.relativePath  // one string for both
-                found.files[byPath[cursor]] = known
-                found.filesFromCache += 1
-                // A received file's chunk list is the sender's word: this device checks each
-                // chunk against it when it sends the file on, instead of trusting its status.
-                found.isSettled[byPath[cursor]] = hit.chunkListVerified
-            }
-        } catch {
-            throw .cache(error)
+        for hit in rows {
+            while cursor < byPath.count, entries[byPath[cursor]].relativePath < hit.path { cursor += 1 }
+            guard cursor < byPath.count else { break }
+            let entry = entries[byPath[cursor]]
+            guard entry.relativePath == hit.path, hit.isUnchanged(entry.status) else { continue }
+            var known = hit
+            known.manifest.path = entry.relativePath  // one string for both
+            found.files[byPath[cursor]] = known
+            found.filesFromCache += 1
+            // A received file's chunk list is the sender's word: this device checks each
+            // chunk against it when it sends the file on, instead of trusting its status.
+            found.isSettled[byPath[cursor]] = hit.chunkListVerified
         }
         return found
     }

@@ -4,7 +4,8 @@
 /// dependency points down).
 public protocol ScanMemory: Sendable {
     /// Every remembered file, in path byte order: the scanner merges the rows
-    /// with its own sorted walk instead of holding them all at once.
+    /// with its own sorted walk. Called on a thread of its own while the walk
+    /// runs on another.
     func forEachEntry(_ body: (IndexedFile) -> Void) throws
     /// Remembers freshly hashed files.
     func remember(_ files: [IndexedFile]) throws
