@@ -86,6 +86,19 @@ public struct RelativePath: Hashable, Comparable, Sendable, Codable, CustomStrin
         return RelativePath(String(string[..<slash]))
     }
 
+    /// Whether both stand in the same directory (the same bytes before the last
+    /// `/`), without building either directory: the scanner asks this of every
+    /// file it groups, and a directory path longer than 15 bytes is an allocation.
+    public func isInSameDirectory(as other: RelativePath) -> Bool {
+        withUTF8 { left in
+            other.withUTF8 { right in
+                let leftEnd = left.lastIndex(of: UInt8(ascii: "/")) ?? 0
+                let rightEnd = right.lastIndex(of: UInt8(ascii: "/")) ?? 0
+                return leftEnd == rightEnd && (leftEnd == 0 || memcmp(left.baseAddress!, right.baseAddress!, leftEnd) == 0)
+            }
+        }
+    }
+
     /// The last component.
     public var name: String {
         guard let slash = string.utf8.lastIndex(of: UInt8(ascii: "/")) else { return string }

@@ -3,7 +3,10 @@
 /// Works on indices into the path-sorted file list, so every "first" below is
 /// the first by path and the result does not depend on input order.
 struct DirectoryGrouping {
+    /// Sorted by path.
     private let files: [GroupingFile]
+    /// For each of `files`, its position in the caller's list.
+    private let inputIndex: [Int]
     /// The index of the file heading the asset this file joined; nil for heads.
     private var owner: [Int?]
     private var role: [FileRole]
@@ -12,16 +15,27 @@ struct DirectoryGrouping {
     private var hasRaw: [Bool]
 
     package static func assets(of files: [GroupingFile]) -> [GroupedAsset] {
+        members(of: files).map { members in
+            GroupedAsset(members: members.map { GroupedAsset.Member(path: files[$0.index].path, role: $0.role) })
+        }
+    }
+
+    /// The assets as positions in `files` with their roles, each asset's members
+    /// in path order, the assets in the order of their first member's path.
+    /// For a caller that holds more per file than the path (the scanner, its
+    /// manifests): it takes its own records by position, with no lookup by path.
+    package static func members(of files: [GroupingFile]) -> [[(index: Int, role: FileRole)]] {
         var grouping = DirectoryGrouping(files: files)
         grouping.pairLivePhotosByIdentifier()
         grouping.pairLivePhotosByBasename()
         grouping.pairRaws()
         grouping.attachSidecars()
-        return grouping.assets()
+        return grouping.members()
     }
 
     private init(files: [GroupingFile]) {
-        self.files = files.sorted { $0.path < $1.path }
+        inputIndex = files.indices.sorted { files[$0].path < files[$1].path }
+        self.files = inputIndex.map { files[$0] }
         owner = Array(repeating: nil, count: files.count)
         role = Array(repeating: .primary, count: files.count)
         hasVideo = Array(repeating: false, count: files.count)
@@ -140,11 +154,11 @@ struct DirectoryGrouping {
         }
     }
 
-    private func assets() -> [GroupedAsset] {
-        var membersByHead: [Int: [GroupedAsset.Member]] = [:]
+    private func members() -> [[(index: Int, role: FileRole)]] {
+        var membersByHead = [[(index: Int, role: FileRole)]](repeating: [], count: files.count)
         for index in files.indices {
-            membersByHead[owner[index] ?? index, default: []].append(GroupedAsset.Member(path: files[index].path, role: role[index]))
+            membersByHead[owner[index] ?? index].append((inputIndex[index], role[index]))
         }
-        return membersByHead.values.map(GroupedAsset.init(members:))
+        return membersByHead.filter { !$0.isEmpty }
     }
 }

@@ -6,8 +6,9 @@
 /// and pairing must not depend on which of them a hash table met first.
 struct GroupingFile {
     package let path: RelativePath
-    /// Everything before the last "/" ("" at the library root).
-    package let directory: RelativePath
+    /// Everything before the last "/" ("" at the library root). Computed: the
+    /// scanner hands over one directory at a time and never asks.
+    package var directory: RelativePath { path.directory }
     /// The last path component.
     package let name: String
     /// `name` without its last extension, lowercased: the key for
@@ -20,7 +21,6 @@ struct GroupingFile {
 
     package init(_ candidate: GroupingCandidate) {
         path = candidate.path
-        directory = path.directory
         name = path.name
         fileExtension = MediaType.lowercasedExtension(of: name)
         stemKey = NameKey(Self.stem(of: name).lowercased())

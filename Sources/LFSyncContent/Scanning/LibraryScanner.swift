@@ -369,15 +369,12 @@ public struct LibraryScanner: Sendable {
                 start += 1
                 continue
             }
-            let directory = first.path.directory
             var end = start + 1
-            while end < count, scanned[end].map({ $0.path.directory == directory }) ?? true { end += 1 }
+            while end < count, scanned[end].map({ $0.path.isInSameDirectory(as: first.path) }) ?? true { end += 1 }
             let run = (start..<end).compactMap { scanned.take(at: $0) }
-            var manifests: [RelativePath: FileManifest] = [:]
-            for file in run { manifests[file.manifest.path] = file.manifest }
-            for group in AssetGrouper.group(run.map { GroupingCandidate(path: $0.manifest.path, contentIdentifier: $0.contentIdentifier) }) {
-                let members = group.members.compactMap { member in manifests[member.path].map { Asset.File(role: member.role, manifest: $0) } }
-                if !members.isEmpty { assets.append(Asset(files: members)) }
+            let files = run.map { GroupingFile(GroupingCandidate(path: $0.manifest.path, contentIdentifier: $0.contentIdentifier)) }
+            for members in DirectoryGrouping.members(of: files) {
+                assets.append(Asset(files: members.map { Asset.File(role: $0.role, manifest: run[$0.index].manifest) }))
             }
             start = end
         }

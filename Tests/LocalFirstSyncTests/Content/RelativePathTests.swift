@@ -26,6 +26,21 @@ import Glibc
         #expect(byPath[composed] == 1 && byPath[decomposed] == 2)
     }
 
+    /// The scanner's directory test agrees with comparing `directory`, bytes and all.
+    @Test func sameDirectoryComparesTheBytesBeforeTheLastSlash() {
+        let paths: [RelativePath] = [
+            "a.jpg", "b.jpg", "a/x.jpg", "a/y.jpg", "b/x.jpg", "a/b/x.jpg", "ab/x.jpg", "a.b/x.jpg",
+            RelativePath(Self.nfc + "/x.jpg"), RelativePath(Self.nfd + "/x.jpg"), RelativePath(Self.nfc + "/y.jpg"),
+        ]
+        for left in paths {
+            for right in paths {
+                #expect(left.isInSameDirectory(as: right) == (left.directory == right.directory), "\(left) \(right)")
+            }
+        }
+        #expect(RelativePath("a.jpg").isInSameDirectory(as: "b.jpg"))
+        #expect(!RelativePath(Self.nfc + "/x.jpg").isInSameDirectory(as: RelativePath(Self.nfd + "/x.jpg")))
+    }
+
     @Test func sortsByUTF8Bytes() {
         // NFD "cafe\u{301}" has 0x65 where NFC has 0xC3: NFD first, whatever Unicode collation says.
         #expect(RelativePath(Self.nfd) < RelativePath(Self.nfc))
