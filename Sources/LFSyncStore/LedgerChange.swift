@@ -20,7 +20,7 @@ package enum LedgerChange: Sendable {
         case let .record(state, contents, peer, reason, bytes, unlessSynced, date):
             var written = contents
             if unlessSynced {
-                try known.load(peer, from: db)
+                try known.learn(contents, of: peer, from: db)
                 written = contents.filter { !known.isSynced($0, with: peer) }
             }
             guard !written.isEmpty else { return }
@@ -37,7 +37,6 @@ package enum LedgerChange: Sendable {
             }
         case let .synced(entries, peer, date):
             guard !entries.isEmpty else { return }
-            try known.load(peer, from: db)
             let upsert = try db.cachedStatement(Self.upsertSynced)
             try upsert.bind(peer.rawValue, at: 1)
             try upsert.bind(SyncState.synced.rawValue, at: 3)
