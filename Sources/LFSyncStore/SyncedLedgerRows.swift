@@ -16,6 +16,8 @@ import LFSyncSystem
 /// read itself: another connection's commit (another `lfsync` process on the
 /// same state directory) changes `PRAGMA data_version`, and then everything
 /// is forgotten and read again. A write that fails forgets everything too.
+/// It holds only rows this connection confirmed or looked up, so at most the
+/// ledger's synced rows (a few tens of bytes each).
 struct SyncedLedgerRows {
     private var dataVersion: String?
     private var byPeer: [PeerKey: [ContentID: UInt64]] = [:]
