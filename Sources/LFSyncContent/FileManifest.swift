@@ -95,31 +95,26 @@ extension FileManifest {
         return chunks
     }
 
-    /// The file hash of an encoded manifest, read in place without decoding the
-    /// rest, when it describes `path` with `size` and `modificationTimeNs`; nil
-    /// when it does not, or is not a manifest of this version. The chunk list is
-    /// neither read nor checked: for a caller that needs only which bytes the
-    /// file held (a receiver asking whether a file is already in place), where
-    /// decoding every chunk of every file was most of the cost.
+    /// The file hash of an encoded manifest, read without decoding the rest,
+    /// when it describes `path` with `size` and `modificationTimeNs`; nil when it
+    /// does not, or is not a manifest of this version. The fields are those
+    /// `init(from:)` reads first; the chunk list is neither read nor checked: for
+    /// a caller that needs only which bytes the file held (a receiver asking
+    /// whether a file is already in place), where decoding every chunk of every
+    /// file was most of the cost.
     package static func fileHash(
-        inEncoded bytes: UnsafeRawBufferPointer, path: RelativePath, size: UInt64, modificationTimeNs: Int64
+        inEncoded bytes: [UInt8], path: RelativePath, size: UInt64, modificationTimeNs: Int64
     ) -> Hash256? {
-        var offset = 0
-        func take(_ count: Int) -> UnsafeRawBufferPointer? {
-            guard count <= bytes.count - offset else { return nil }
-            defer { offset += count }
-            return UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + count])
+        var reader = ByteReader(bytes)
+        do throws(ByteReaderError) {
+            guard try reader.readUInt8() == encodingVersion,
+                  try reader.readSlice(Int(reader.readUInt16())).elementsEqual(path.string.utf8),
+                  try reader.readUInt64() == size, try reader.readInt64() == modificationTimeNs
+            else { return nil }
+            return try reader.readHash()
+        } catch {
+            return nil
         }
-        func bigEndian(_ count: Int) -> UInt64? {
-            take(count).map { $0.reduce(0) { $0 << 8 | UInt64($1) } }
-        }
-        guard take(1)?.first == encodingVersion,
-              let pathLength = bigEndian(2), let pathBytes = take(Int(pathLength)),
-              path.withUTF8({ pathBytes.elementsEqual($0) }),
-              bigEndian(8) == size, bigEndian(8) == UInt64(bitPattern: modificationTimeNs),
-              let hash = take(Hash256.byteCount)
-        else { return nil }
-        return Hash256(bytes: hash)
     }
 
     package init(encoded bytes: [UInt8]) throws(ByteReaderError) {

@@ -49,23 +49,8 @@ public final class ScanCache: Sendable {
     /// The entries of `paths` that have one (each whatever its stamp), looked
     /// up in one read transaction: a receiver checks every file of an offer.
     public func entries(paths: [RelativePath]) throws(SQLiteError) -> [RelativePath: IndexedFile] {
-        guard !paths.isEmpty else { return [:] }
-        let libraryID = libraryID
-        return try database.withDatabase { db throws(SQLiteError) in
-            try db.readTransaction { () throws(SQLiteError) in
-                let statement = try db.cachedStatement("""
-                    SELECT size, mtime_ns, inode, manifest, content_identifier, ctime_ns, chunk_list_unverified FROM scan_cache
-                    WHERE library_id = ? AND path = ?
-                    """)
-                var found: [RelativePath: IndexedFile] = [:]
-                for path in paths {
-                    let entry = try statement.firstRow([.integer(libraryID), .text(path.string)]) { row throws(SQLiteError) in
-                        Self.entry(row, path: path, firstColumn: 0)
-                    } ?? nil
-                    if let entry { found[path] = entry }
-                }
-                return found
-            }
+        try lookUp(paths, columns: "size, mtime_ns, inode, manifest, content_identifier, ctime_ns, chunk_list_unverified") { row, path in
+            Self.entry(row, path: path, firstColumn: 0)
         }
     }
 
@@ -75,29 +60,32 @@ public final class ScanCache: Sendable {
     /// by the part that mattered on a repeat push of 20,000 files: no chunk list
     /// is decoded and no manifest built (see `FileManifest.fileHash(inEncoded:)`).
     public func fileHashes(paths: [RelativePath]) throws(SQLiteError) -> [RelativePath: CachedFileHash] {
+        try lookUp(paths, columns: "size, mtime_ns, inode, ctime_ns, manifest") { row, path in
+            let stamp = FileStamp(size: row.uint64(at: 0), modificationTimeNs: row.int64(at: 1), inode: row.uint64(at: 2))
+            guard let blob = row.blob(at: 4),
+                  let hash = FileManifest.fileHash(inEncoded: blob, path: path, size: stamp.size, modificationTimeNs: stamp.modificationTimeNs)
+            else { return nil }
+            return CachedFileHash(fileHash: hash, stamp: stamp, changeTimeNs: row.isNull(at: 3) ? nil : row.int64(at: 3))
+        }
+    }
+
+    /// The rows of `paths` that have one, each read by `decode` (nil: unusable),
+    /// in one read transaction over one prepared statement.
+    private func lookUp<Found: Sendable>(
+        _ paths: [RelativePath], columns: String, _ decode: (SQLiteRow, RelativePath) -> Found?
+    ) throws(SQLiteError) -> [RelativePath: Found] {
         guard !paths.isEmpty else { return [:] }
         let libraryID = libraryID
         return try database.withDatabase { db throws(SQLiteError) in
             try db.readTransaction { () throws(SQLiteError) in
-                let statement = try db.cachedStatement("""
-                    SELECT size, mtime_ns, inode, ctime_ns, manifest FROM scan_cache WHERE library_id = ? AND path = ?
-                    """)
+                let statement = try db.cachedStatement("SELECT \(columns) FROM scan_cache WHERE library_id = ? AND path = ?")
                 try statement.bind(libraryID, at: 1)
-                defer { statement.reset() }
-                var found: [RelativePath: CachedFileHash] = [:]
+                var found: [RelativePath: Found] = [:]
                 found.reserveCapacity(paths.count)
                 for path in paths {
                     try statement.bind(path.string, at: 2)
                     defer { statement.reset() }
-                    guard let row = try statement.step() else { continue }
-                    let stamp = FileStamp(size: row.uint64(at: 0), modificationTimeNs: row.int64(at: 1), inode: row.uint64(at: 2))
-                    let hash = row.withUnsafeBlob(at: 4) { blob in
-                        blob.flatMap {
-                            FileManifest.fileHash(inEncoded: $0, path: path, size: stamp.size, modificationTimeNs: stamp.modificationTimeNs)
-                        }
-                    }
-                    guard let hash else { continue }
-                    found[path] = CachedFileHash(fileHash: hash, stamp: stamp, changeTimeNs: row.isNull(at: 3) ? nil : row.int64(at: 3))
+                    if let row = try statement.step(), let value = decode(row, path) { found[path] = value }
                 }
                 return found
             }
