@@ -26,6 +26,11 @@ import LFSyncStore
 /// Installs keep the order they were queued in, so one that copies a staged
 /// content always runs before the one that takes it; and an install is only
 /// ever queued after the verifications it needs have run.
+///
+/// A group's last step — entering its files in the chunk index and scan
+/// cache, then reporting them — runs on a completion thread, in group order:
+/// the install thread goes straight on to rename the next group in rather
+/// than waiting for two SQLite transactions between disk flushes.
 final class AssetInstallQueue: Sendable {
     typealias VerifyDone = @Sendable (Result<StagedFile, ReceiveError>) -> Void
     typealias InstallDone = @Sendable (Result<[InstalledFile], ReceiveError>) -> Void
@@ -50,6 +55,7 @@ final class AssetInstallQueue: Sendable {
 
     private let verifyQueue = DispatchQueue(label: "lfsync.verify")
     private let installQueue = DispatchQueue(label: "lfsync.install")
+    private let completionQueue = DispatchQueue(label: "lfsync.install.complete")
     private let pending = Mutex(Pending())
 
     func verify(_ file: HandedOver<IncomingFile>, done: @escaping VerifyDone) {
@@ -71,7 +77,8 @@ final class AssetInstallQueue: Sendable {
     }
 
     /// A group renamed into place, waiting for the barrier that lets it be reported.
-    private struct Landed {
+    /// Handed from the install thread to the completion thread, which alone touches it then.
+    private struct Landed: @unchecked Sendable {
         let group: LibraryImporter.LandedGroup
         let importer: LibraryImporter
         let done: [InstallDone]
@@ -79,6 +86,11 @@ final class AssetInstallQueue: Sendable {
         func complete(after barrier: Result<Void, ReceiveError>) {
             for (done, result) in zip(done, importer.complete(group, after: barrier)) { done(result) }
         }
+    }
+
+    /// Records and reports `landed` on the completion thread, after every group landed before it.
+    private func complete(_ landed: Landed, after barrier: Result<Void, ReceiveError>) {
+        completionQueue.async { landed.complete(after: barrier) }
     }
 
     /// Lands every install queued until none is left and the last group is durable.
@@ -97,7 +109,7 @@ final class AssetInstallQueue: Sendable {
             if waiting.isEmpty {
                 // Nothing more to share the barrier with: the last group is made durable on its own.
                 guard let last = landed else { return }
-                last.complete(after: last.importer.barrier())
+                complete(last, after: last.importer.barrier())
                 landed = nil
                 continue
             }
@@ -113,7 +125,7 @@ final class AssetInstallQueue: Sendable {
             let importer = group[0].importer
             let prepared = importer.prepareGroup(group.map { ($0.order, $0.staged) })
             let barrier = importer.barrier()
-            landed?.complete(after: barrier)
+            if let landed { complete(landed, after: barrier) }
             landed = Landed(group: importer.land(prepared, after: barrier), importer: importer, done: group.map(\.done))
         }
     }

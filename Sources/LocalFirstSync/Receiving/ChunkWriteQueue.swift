@@ -30,6 +30,7 @@ final class ChunkWriteQueue: Sendable {
     }
 
     private let thread = BlockingQueue(label: "lfsync.receive.write")
+    private let planner = BlockingQueue(label: "lfsync.receive.plan")
     private let landed = OutcomeBatch<Written>()
     private let queuedBytes = Atomic<Int>(0)
 
@@ -56,13 +57,19 @@ final class ChunkWriteQueue: Sendable {
         }
     }
 
-    /// Plans an offer on the same thread, after the writes queued before it:
-    /// planning stats the library, reads the chunk index and may re-hash a
-    /// partial it adopts, all of which may wait for the disk.
+    /// Plans an offer on a thread of its own: planning stats the library,
+    /// reads the chunk index and may re-hash a partial it adopts, all of which
+    /// may wait for the disk. Not behind the writes: the peer sends an offer's
+    /// chunks only once it is answered, so a plan queued behind 16 MiB of
+    /// small-file writes stalled the sender (measured: 20,000 small files
+    /// landed 8 % faster with this and `AssetInstallQueue`'s completion thread).
+    /// A plan running beside writes of earlier offers is what two sessions
+    /// receiving into one library already are: partials are taken under their
+    /// locks, and a plan never touches a content `known` to be on its way.
     func plan(
         _ assets: [PlacedAsset], known: Set<Hash256>, with importer: LibraryImporter
     ) async throws(ReceiveError) -> HandedOver<LibraryImporter.PreparedOffer> {
-        try await thread.run { () throws(ReceiveError) in HandedOver(try importer.prepare(assets, known: known)) }
+        try await planner.run { () throws(ReceiveError) in HandedOver(try importer.prepare(assets, known: known)) }
     }
 
     /// The outcomes that landed since the last call, in the order written.
