@@ -42,9 +42,16 @@ package struct FileDigester: Sendable {
     }
 
     /// The same with a hasher reused across files by one worker (left reset).
+    ///
+    /// `whole` is shown the file's bytes when one read brought all of them
+    /// (most files of a photo library by count; an empty file too): a caller that wants more from
+    /// a small file — its Live Photo identifier — reads it from there rather
+    /// than opening the file a second time. Called only for a file that did
+    /// not change while it was read, with exactly the bytes that were hashed.
     package func manifest(
         absolutePath: String, relativePath: String, expected: FileStatus? = nil,
-        buffer: UnsafeMutableRawBufferPointer, hasher: inout ChunkingHasher
+        buffer: UnsafeMutableRawBufferPointer, hasher: inout ChunkingHasher,
+        whole: ((UnsafeRawBufferPointer) -> Void)? = nil
     ) throws(Failure) -> (manifest: FileManifest, status: FileStatus) {
         let file = try Self.mapping { () throws(SystemError) in try ReadOnlyFile(path: absolutePath, nonBlocking: true) }
         let before = try Self.mapping { () throws(SystemError) in try file.status() }
@@ -53,10 +60,14 @@ package struct FileDigester: Sendable {
         // However this ends, the next file starts from a clean state.
         var finished = false
         defer { if !finished { _ = hasher.finishAndReset() } }
+        var reads = 0
+        var lastCount = 0
         while true {
             let count = try Self.mapping { () throws(SystemError) in try file.read(into: buffer) }
             if count == 0 { break }
             hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            reads += 1
+            lastCount = count
         }
         let after = try Self.mapping { () throws(SystemError) in try file.status() }
         let (fileHash, chunks) = hasher.finishAndReset()
@@ -68,6 +79,7 @@ package struct FileDigester: Sendable {
         let manifest = FileManifest(
             path: RelativePath(relativePath), size: after.size, modificationTimeNs: after.modificationTimeNs,
             fileHash: fileHash, chunks: chunks)
+        if let whole, reads <= 1 { whole(UnsafeRawBufferPointer(rebasing: buffer[0..<lastCount])) }
         return (manifest, after)
     }
 

@@ -39,6 +39,12 @@ package enum AppleContentIdentifierReader {
         return try? contentIdentifier(in: bytes, format: nil)
     }
 
+    /// The same for bytes lent only for this call (a scanner's read buffer).
+    package static func contentIdentifier(path: String, wholeFile bytes: UnsafeRawBufferPointer) -> String? {
+        guard MediaType(path: path).mayCarryContentIdentifier else { return nil }
+        return try? contentIdentifier(in: BorrowedMediaBytes(bytes), format: nil)
+    }
+
     /// The identifier in a whole file's `bytes`; nil when the format is not
     /// recognised or the file has no identifier; throws when it is malformed.
     ///

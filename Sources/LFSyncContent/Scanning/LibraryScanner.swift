@@ -319,10 +319,18 @@ public struct LibraryScanner: Sendable {
                 let absolute = root + "/" + entry.relativePath.string
                 do throws(FileDigester.Failure) {
                     let startedNs = Self.wallClockNs()
+                    // A file read whole in one go yields its identifier from the bytes just hashed;
+                    // a larger one (a video: the identifier sits in its `moov`) is opened again.
+                    var identifier: String?
+                    var readWhole = false
                     let (manifest, status) = try digester.manifest(
                         absolutePath: absolute, relativePath: entry.relativePath.string, expected: entry.status,
-                        buffer: scratch.buffer, hasher: &scratch.hasher)
-                    let identifier = AppleContentIdentifierReader.contentIdentifier(ofFileAtPath: absolute)
+                        buffer: scratch.buffer, hasher: &scratch.hasher,
+                        whole: { bytes in
+                            readWhole = true
+                            identifier = AppleContentIdentifierReader.contentIdentifier(path: absolute, wholeFile: bytes)
+                        })
+                    if !readWhole { identifier = AppleContentIdentifierReader.contentIdentifier(ofFileAtPath: absolute) }
                     // File times come from a coarse clock: a write just after we read, within the same
                     // tick, would leave the ctime as it was. Only a file left alone for a while before
                     // we read it can be recognised later by its ctime; any other is hashed again.

@@ -157,6 +157,46 @@ struct AppleContentIdentifierReaderTests {
         #expect(Reader.contentIdentifier(ofFileAt: plain) == nil)
     }
 
+    @Test("A scanner's borrowed buffer gives what the file gives: identifier, nil, or the extension's veto")
+    func borrowedBytesAgreeWithTheFile() throws {
+        let directory = try MediaFixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cases: [(name: String, bytes: [UInt8], expected: String?)] = [
+            ("IMG_0001.HEIC", MediaFixtures.heic(identifier: id), id),
+            ("IMG_0002.jpg", MediaFixtures.jpeg(identifier: id), id),
+            ("IMG_0001.MOV", MediaFixtures.mov(identifier: id), id),
+            ("clip.mp4", MediaFixtures.mov(identifier: nil), nil),
+            ("notes.txt", MediaFixtures.heic(identifier: id), nil),
+            ("cut.heic", Array(MediaFixtures.heic(identifier: id).prefix(40)), nil),
+            ("empty.jpg", [], nil),
+        ]
+        for (name, bytes, expected) in cases {
+            let url = try MediaFixtures.write(bytes, named: name, in: directory)
+            let borrowed = bytes.withUnsafeBytes { Reader.contentIdentifier(path: url.path, wholeFile: $0) }
+            #expect(borrowed == expected, "\(name)")
+            #expect(borrowed == Reader.contentIdentifier(ofFileAt: url), "\(name)")
+        }
+    }
+
+    @Test("The digester lends a file's bytes only when one read brought all of them, and only those hashed")
+    func digesterLendsOnlyWholeFiles() throws {
+        let directory = try MediaFixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let digester = FileDigester(bufferSize: 4096)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: digester.bufferSize, alignment: 64)
+        defer { buffer.deallocate() }
+        var hasher = ChunkingHasher()
+        for (name, size) in [("small.jpg", 1000), ("exact.jpg", 4096), ("empty.jpg", 0), ("large.jpg", 4097)] {
+            let bytes = (0 ..< size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+            let url = try MediaFixtures.write(bytes, named: name, in: directory)
+            var lent: [UInt8]?
+            let (manifest, _) = try digester.manifest(
+                absolutePath: url.path, relativePath: name, buffer: buffer, hasher: &hasher, whole: { lent = [UInt8]($0) })
+            #expect(manifest.size == UInt64(size))
+            #expect(lent == (size <= 4096 ? bytes : nil), "\(name)")
+        }
+    }
+
     @Test("Files: non-media extensions, directories and missing files yield nil")
     func nonMediaFiles() throws {
         let directory = try MediaFixtures.temporaryDirectory()
