@@ -4,8 +4,8 @@ import LFSyncStore
 import LFSyncSystem
 import Synchronization
 
-/// Writes received chunks into their partial files, and plans offers, on a
-/// thread of its own, for one receiving session.
+/// Writes received chunks into their partial files on a thread of its own,
+/// and plans offers on another, for one receiving session.
 ///
 /// A `pwrite` usually copies into the page cache and returns; under writeback
 /// pressure it waits for the disk, and on the session's actor that wait would
