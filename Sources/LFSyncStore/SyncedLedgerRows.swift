@@ -32,9 +32,9 @@ struct SyncedLedgerRows {
         }
     }
 
-    /// Asks, row by row, which of `contents` this connection does not yet know
-    /// to be synced are: a point lookup each, cheaper than the upsert it saves,
-    /// and only for the contents at hand. (Reading a peer's whole ledger once
+    /// Looks up, one row at a time, those of `contents` this connection does
+    /// not yet know to be synced: a point lookup each, cheaper than the upsert
+    /// it saves, and only for the contents at hand. (Reading a peer's whole ledger once
     /// was cheaper still for a push of the whole library, but cost a push of one
     /// folder as much as the 200,000 rows a household's NAS can have.)
     mutating func learn(_ contents: [ContentID], of peer: PeerKey, from db: SQLiteDatabase) throws(SQLiteError) {

@@ -51,7 +51,7 @@ package struct FileDigester: Sendable {
     package func manifest(
         absolutePath: String, relativePath: String, expected: FileStatus? = nil,
         buffer: UnsafeMutableRawBufferPointer, hasher: inout ChunkingHasher,
-        whole: ((UnsafeRawBufferPointer) -> Void)? = nil
+        whole: (UnsafeRawBufferPointer) -> Void = { _ in }
     ) throws(Failure) -> (manifest: FileManifest, status: FileStatus) {
         let file = try Self.mapping { () throws(SystemError) in try ReadOnlyFile(path: absolutePath, nonBlocking: true) }
         let before = try Self.mapping { () throws(SystemError) in try file.status() }
@@ -79,7 +79,7 @@ package struct FileDigester: Sendable {
         let manifest = FileManifest(
             path: RelativePath(relativePath), size: after.size, modificationTimeNs: after.modificationTimeNs,
             fileHash: fileHash, chunks: chunks)
-        if let whole, reads <= 1 { whole(UnsafeRawBufferPointer(rebasing: buffer[0..<lastCount])) }
+        if reads <= 1 { whole(UnsafeRawBufferPointer(rebasing: buffer[0..<lastCount])) }
         return (manifest, after)
     }
 
