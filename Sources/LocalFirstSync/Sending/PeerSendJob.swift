@@ -339,10 +339,13 @@ actor PeerSendJob {
             publish(.transferring)
         }
         if !locallyFailed.isEmpty {
-            // Nothing more will come for those assets: let the peer stop waiting for them. Their
-            // (failed) receipts still come, and fail them here too.
-            try? await session.send([.cancel(.init(offerID: batch.offerID, reason: "some files changed while being sent"))])
+            // Failed here first, with the reason only this side knows: while the Cancel is being
+            // sent this actor may take the peer's receipts, and the first failure of a content
+            // is the one kept — the peer's "sender cancelled" must not stand in for the path.
             for (content, reason) in locallyFailed { fail([content], .sourceChanged(reason: reason)) }
+            // Nothing more will come for those assets: let the peer stop waiting for them. Their
+            // (failed) receipts still come, and change nothing.
+            try? await session.send([.cancel(.init(offerID: batch.offerID, reason: "some files changed while being sent"))])
         }
         return nil
     }
