@@ -172,6 +172,17 @@ struct SQLiteDatabaseTests {
         #expect(try db.pragma("synchronous") == "2")
     }
 
+    /// A library's index takes inserts keyed by random chunk hashes: with SQLite's default
+    /// 2 MB cache, a first scan of 200,000 files wrote 1.8 GB into its 100 MB file.
+    @Test func cacheDatabasesKeepMorePagesInMemory() throws {
+        let ledger = try SQLiteDatabase(.memory)
+        #expect(try ledger.pragma("cache_size") == "-2000", "SQLite's default for the ledger")
+        let index = try SQLiteDatabase(.memory, durability: .cache)
+        #expect(try index.pragma("cache_size") == "-\(SQLiteDatabase.indexCacheKiB)")
+        #expect(SQLiteDatabase.indexCacheKiB == 16 << 10)
+        #expect(try index.pragma("synchronous") == "1", "NORMAL: a cache need not survive power loss")
+    }
+
     @Test func fileDatabaseUsesWALAndWaitsThenReportsBusy() async throws {
         try await TestSupport.withTemporaryDirectory { directory in
             let path = directory.appendingPathComponent("test.sqlite").path
