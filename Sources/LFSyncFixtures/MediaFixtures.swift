@@ -256,6 +256,9 @@ public enum MediaFixtures {
         var largeMdat = false
         /// Type indicator of the identifier's `data` box (1 = UTF-8).
         var dataType: UInt32 = 1
+        /// Bytes of "video" in `mdat`: more than a read buffer makes a file the scanner
+        /// cannot parse from the bytes it hashed.
+        var sampleBytes = 600
         /// Test hooks for hostile input.
         var keysPayloadOverride: [UInt8]?
         var ilstPayloadOverride: [UInt8]?
@@ -307,7 +310,7 @@ public enum MediaFixtures {
     /// ftyp qt, wide, mdat, moov{mvhd, trak{tkhd, mdia{hdlr vide}}, meta} — moov last unless `moovFirst`.
     static func mov(identifier: String?, options: MOVOptions = MOVOptions()) -> [UInt8] {
         let ftyp = box("ftyp", ascii("qt  ") + be32(0) + ascii("qt  "))
-        let samples = (0..<600).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 7) }
+        let samples = (0..<options.sampleBytes).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 7) }
         let mdat = options.largeMdat ? largeBox("mdat", samples) : box("mdat", samples)
         let trak = box("trak",
                        fullBox("tkhd", version: 0, Array(repeating: 0, count: 80))

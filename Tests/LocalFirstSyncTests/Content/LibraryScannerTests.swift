@@ -28,6 +28,33 @@ import Testing
         }
     }
 
+    /// A file larger than the scanner's read buffer is not parsed from the bytes it hashed
+    /// (they were never all in memory at once): its identifier is read from the file again,
+    /// whether the metadata sits before the video (`moov` first) or after it, past the buffer.
+    @Test func liveVideoLargerThanTheReadBufferStillPairs() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let video = 3 * FileDigester.defaultBufferSize
+            for (name, moovFirst) in [("metadata first", true), ("metadata last", false)] {
+                let folder = root.appendingPathComponent(name)
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                let mov = MediaFixtures.mov(identifier: Self.identifier,
+                                            options: .init(moovFirst: moovFirst, sampleBytes: video))
+                #expect(mov.count > FileDigester.defaultBufferSize)
+                try TestSupport.write(MediaFixtures.liveStillHEIC(identifier: Self.identifier), to: folder.appendingPathComponent("IMG_4711.HEIC"))
+                try TestSupport.write(mov, to: folder.appendingPathComponent("clip.mov"))
+            }
+            let index = try LibraryIndex.inMemory()
+            for pass in ["first scan", "rescan from the cache"] {
+                let result = try await scan(root, index: index)
+                #expect(result.assets.count == 2, "\(pass)")
+                for asset in result.assets {
+                    #expect(asset.kind == .livePhoto, "\(pass): \(asset.files.map(\.manifest.path))")
+                    #expect(asset.files.map(\.role) == [.primary, .livePhotoVideo], "\(pass)")
+                }
+            }
+        }
+    }
+
     @Test func sameBasenameWithoutMetadataPairs() async throws {
         try await TestSupport.withTemporaryDirectory { root in
             try TestSupport.write(Array("not really a heic".utf8), to: root.appendingPathComponent("IMG_0001.HEIC"))
