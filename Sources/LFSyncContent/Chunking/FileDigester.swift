@@ -60,13 +60,11 @@ package struct FileDigester: Sendable {
         // However this ends, the next file starts from a clean state.
         var finished = false
         defer { if !finished { _ = hasher.finishAndReset() } }
-        var reads = 0
         var lastCount = 0
         while true {
             let count = try Self.mapping { () throws(SystemError) in try file.read(into: buffer) }
             if count == 0 { break }
             hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-            reads += 1
             lastCount = count
         }
         let after = try Self.mapping { () throws(SystemError) in try file.status() }
@@ -79,7 +77,8 @@ package struct FileDigester: Sendable {
         let manifest = FileManifest(
             path: RelativePath(relativePath), size: after.size, modificationTimeNs: after.modificationTimeNs,
             fileHash: fileHash, chunks: chunks)
-        if reads <= 1 { whole(UnsafeRawBufferPointer(rebasing: buffer[0..<lastCount])) }
+        // The size was just checked against the bytes hashed: a last read as large as the file was the only one.
+        if after.size == UInt64(lastCount) { whole(UnsafeRawBufferPointer(rebasing: buffer[0..<lastCount])) }
         return (manifest, after)
     }
 
