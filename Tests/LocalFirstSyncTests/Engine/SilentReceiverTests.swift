@@ -61,13 +61,18 @@ import Testing
             let allowed = ReceiptDeadline.silence(owedBytes: bytes)
             // Once the offer is answered (state .transferring) its reply timer is gone, and the only
             // sleeper that can appear on the engine's clock is the receipt watcher, waking every
-            // second: step it one second at a time until the push ends.
-            let realLimit = ContinuousClock.now + .seconds(40)
-            while transfer.latestUpdates.first?.state != .transferring, ContinuousClock.now < realLimit {
+            // second: step it one second at a time until the push ends. Each phase has a real-time
+            // bound of its own, so a slow first phase cannot leave the second none; the engine time
+            // stepped is checked afterwards, not used as a bound, so a late give-up fails the test
+            // instead of leaving it waiting for a push that never ends.
+            let answered = ContinuousClock.now + .seconds(25)
+            while transfer.latestUpdates.first?.state != .transferring, ContinuousClock.now < answered {
                 try await Task.sleep(for: .milliseconds(5))
             }
+            #expect(transfer.latestUpdates.first?.state == .transferring, "the offer was never answered")
             var waited: Duration = .zero
-            while transfer.latestUpdates.first?.state.isFinal != true, waited <= allowed + .seconds(5), ContinuousClock.now < realLimit {
+            let gaveUp = ContinuousClock.now + .seconds(25)
+            while transfer.latestUpdates.first?.state.isFinal != true, ContinuousClock.now < gaveUp {
                 if clock.sleeperCount > 0 {
                     clock.advance(by: .seconds(1))
                     waited += .seconds(1)
@@ -75,6 +80,12 @@ import Testing
                     try await Task.sleep(for: .milliseconds(1))
                 }
             }
+            guard transfer.latestUpdates.first?.state.isFinal == true else {
+                Issue.record("the sender never gave up: \(waited) stepped, \(allowed) allowed")
+                transfer.cancel()
+                return
+            }
+            #expect(waited <= allowed + .seconds(5), "gave up late (\(waited) stepped, \(allowed) allowed)")
             let summaries = await transfer.waitUntilCompleted()
             let summary = try #require(summaries.first)
             guard case let .failed(reason) = summary.state else {
