@@ -435,7 +435,7 @@ public actor LocalSync {
                         push.setTotals(files: UInt64(files), bytes: bytes)
                         walkedSignal.yield()
                     },
-                    segment: { push.append($0) },
+                    segment: { await push.append($0) },
                     progress: { continuation.yield($0) })
                 push.endOfAssets()
                 return .success(scan)

@@ -69,19 +69,20 @@ public struct LibraryScanner: Sendable {
     public func scan(
         segmentFiles: Int = 1024, segmentBytes: UInt64 = 64 << 20,
         walked: @escaping @Sendable (_ files: Int, _ bytes: UInt64) -> Void,
-        segment: @escaping @Sendable (ScanSegment) -> Void,
+        segment: @escaping @Sendable (ScanSegment) async -> Void,
         progress: @escaping @Sendable (ScanProgress) -> Void = { _ in }
     ) async throws(Failure) -> LibraryScan {
         try await run(segmentLimit: (max(1, segmentFiles), max(1, segmentBytes)), walked: walked, progress: progress, deliver: segment)
     }
 
     /// The scan proper. Files are hashed on every core in walk order; each
-    /// segment is grouped, entered in the cache and delivered as soon as its
-    /// last file is hashed, in order, while the workers go on with the next.
+    /// segment is grouped and delivered as soon as its last file is hashed, in
+    /// order, while the workers go on with the next; its new files reach the
+    /// cache in batches of several segments (`CacheWrites`).
     /// Without a `segmentLimit` the whole library is one segment.
     private func run(
         segmentLimit: (files: Int, bytes: UInt64)?, walked: @Sendable (Int, UInt64) -> Void = { _, _ in },
-        progress: @escaping @Sendable (ScanProgress) -> Void, deliver: (ScanSegment) -> Void
+        progress: @escaping @Sendable (ScanProgress) -> Void, deliver: (ScanSegment) async -> Void
     ) async throws(Failure) -> LibraryScan {
         let started = ContinuousClock.now
         progress(ScanProgress(phase: .walking, filesTotal: 0, filesDone: 0, bytesToHash: 0, bytesHashed: 0))
@@ -107,6 +108,7 @@ public struct LibraryScanner: Sendable {
             await hash(hashing, into: files, completions: completions, progress: progress)
         }
         var statistics = LibraryScan.Statistics()
+        var cacheWrites = CacheWrites(disk: disk, cache: cache, chunkIndex: chunkIndex)
         var next = 0
         var done = Set<Int>()
         for await index in completed {
@@ -122,17 +124,11 @@ public struct LibraryScanner: Sendable {
                     statistics.bytesHashed += file.manifest.size
                     isSettled[index] = file.isUnchanged(entries[index].status)
                 }
-                if !fresh.isEmpty {
-                    let fresh = fresh
-                    do {
-                        try await Self.cacheWork(on: disk) {
-                            try cache?.remember(fresh)
-                            try chunkIndex?.didHash(fresh)
-                        }
-                    } catch {
-                        workers.cancel()
-                        throw error
-                    }
+                do {
+                    try await cacheWrites.add(fresh)
+                } catch {
+                    workers.cancel()
+                    throw error
                 }
                 var settled: [(RelativePath, FileStatus)] = []
                 for index in segment.range {
@@ -144,10 +140,11 @@ public struct LibraryScanner: Sendable {
                 settled.sort { $0.0 < $1.0 }
                 var settledFiles = SettledFiles()
                 for (path, status) in settled { settledFiles.append(path, status) }
-                deliver(ScanSegment(assets: Self.assets(from: files, in: segment.range), settled: settledFiles))
+                await deliver(ScanSegment(assets: Self.assets(from: files, in: segment.range), settled: settledFiles))
             }
         }
         skipped += await workers.value
+        try await cacheWrites.finish()
 
         let sortedPaths = byPath.map { entries[$0].relativePath }
         try await Self.cacheWork(on: disk) {
@@ -167,7 +164,7 @@ public struct LibraryScanner: Sendable {
 
     /// Runs the cache's and the chunk index's writes on the scan's own thread;
     /// whatever they throw is a cache failure.
-    private static func cacheWork(on disk: BlockingQueue, _ body: @escaping @Sendable () throws -> Void) async throws(Failure) {
+    static func cacheWork(on disk: BlockingQueue, _ body: @escaping @Sendable () throws -> Void) async throws(Failure) {
         try await disk.run { () throws(Failure) in
             do { try body() } catch { throw .cache(error) }
         }

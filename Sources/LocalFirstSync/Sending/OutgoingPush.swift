@@ -88,8 +88,19 @@ final class OutgoingPush: Sendable {
         }
     }
 
-    /// Appends a segment's assets, grouped by content within the segment.
-    func append(_ segment: ScanSegment) {
+    /// Batches held for the slowest consumer, at most, before a feed waits:
+    /// hashing outruns sending, and a scan of 200,000 files that never waited
+    /// held the offers of most of the library until the peers caught up.
+    /// Sixteen segments of about 1,024 files keep every peer busy.
+    static let maxHeldBatches = 16
+
+    /// Appends a segment's assets, grouped by content within the segment,
+    /// once the consumers hold fewer than `maxHeldBatches` (at once while none
+    /// is registered: nothing would ever make room).
+    func append(_ segment: ScanSegment) async {
+        await state.wait(orIfCancelled: ()) { state in
+            state.cursors.isEmpty || state.batches.count - state.released < Self.maxHeldBatches ? () : nil
+        }
         append(PlacedAsset.grouping(segment.assets), settled: segment.settled)
     }
 

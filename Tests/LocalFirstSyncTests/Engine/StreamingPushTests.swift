@@ -69,9 +69,9 @@ import Testing
         push.setTotals(files: 3, bytes: 30)
         let a = try Self.asset("a.bin", [1]), b = try Self.asset("b.bin", [2])
         let copy = try Self.asset("later/a.bin", [1])
-        push.append(ScanSegment(assets: [a], settled: SettledFiles()))
+        await push.append(ScanSegment(assets: [a], settled: SettledFiles()))
         #expect(!push.isReady(0), "offer 0 cannot say whether it is the last yet")
-        push.append(ScanSegment(assets: [b, copy], settled: SettledFiles()))
+        await push.append(ScanSegment(assets: [b, copy], settled: SettledFiles()))
         #expect(push.isReady(0) && !push.isReady(1))
         #expect(await push.ready(0))
         #expect(push.offer(0)?.push.isLast == false)
@@ -87,11 +87,11 @@ import Testing
         #expect(push.offer(1)?.push.pushID == push.offer(0)?.offerID)
     }
 
-    @Test func aBatchIsDroppedOnceEveryPeerHasGonePastIt() throws {
+    @Test func aBatchIsDroppedOnceEveryPeerHasGonePastIt() async throws {
         let push = OutgoingPush(offerIDs: OfferIDSource())
         let fast = push.addConsumer(), slow = push.addConsumer()
-        push.append(ScanSegment(assets: [try Self.asset("a.bin", [1])], settled: SettledFiles()))
-        push.append(ScanSegment(assets: [try Self.asset("b.bin", [2])], settled: SettledFiles()))
+        await push.append(ScanSegment(assets: [try Self.asset("a.bin", [1])], settled: SettledFiles()))
+        await push.append(ScanSegment(assets: [try Self.asset("b.bin", [2])], settled: SettledFiles()))
         push.endOfAssets()
         push.advance(fast, to: 2)
         #expect(push.batch(0) != nil, "the slow peer still needs it")
@@ -100,6 +100,28 @@ import Testing
         #expect(push.offer(1)?.push.pushID != nil, "the push keeps its ID when its first batch is gone")
         push.advance(slow, to: .max)
         #expect(push.batch(1) == nil && push.batchCount == 2)
+    }
+
+    @Test func theFeedWaitsWhileTheSlowestPeerIsTooFarBehind() async throws {
+        let push = OutgoingPush(offerIDs: OfferIDSource())
+        let held = OutgoingPush.maxHeldBatches
+        // No consumer yet: nothing could make room, so nothing waits.
+        for index in 0..<held + 2 {
+            await push.append(ScanSegment(assets: [try Self.asset("early\(index).bin", [UInt8(index)])], settled: SettledFiles()))
+        }
+        #expect(push.batchCount == held + 2)
+        let peer = push.addConsumer()
+        let segment = ScanSegment(assets: [try Self.asset("late.bin", [200])], settled: SettledFiles())
+        let feeding = Task { await push.append(segment) }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(push.batchCount == held + 2, "the feed waits while the peer holds \(held + 2) batches")
+        push.advance(peer, to: 2)
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(push.batchCount == held + 2, "still \(held) held: one more must go")
+        push.advance(peer, to: 3)
+        await feeding.value
+        #expect(push.batchCount == held + 3)
+        #expect(push.batch(held + 2)?.assets.map(\.contentID) == [segment.assets[0].contentID])
     }
 
     @Test func aPushOfNothingIsOneEmptyLastOffer() async {
