@@ -238,13 +238,17 @@ actor PeerSendJob {
     }
 
     /// The push ends for this peer at batch `index`: every later batch, fed so
-    /// far or still to come, ends unsent with the same state.
+    /// far or still to come, ends unsent with the same state. Each is let go as
+    /// soon as it is counted: the feed waits for the slowest peer, and a peer
+    /// that keeps its place here would hold the scan (and every other peer) for good.
     private func endPush(after index: Int, state: TransferState, failure: AssetFailure) async {
         await leave(atBatch: index, settled: [])
         var later = index + 1
+        push.advance(consumer, to: later)
         while await push.ready(later) {
             if let batch = push.batch(later) { end(batch, state: state, failure: failure) }
             later += 1
+            push.advance(consumer, to: later)
         }
     }
 

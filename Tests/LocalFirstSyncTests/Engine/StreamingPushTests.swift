@@ -5,6 +5,7 @@ import Testing
 @testable import LocalFirstSync
 @testable import LFSyncContent
 @testable import LFSyncSystem
+@testable import LocalFirstSyncTesting
 
 /// A push offered while its library is still being hashed: the scan hands
 /// over whole folders in order, the push feeds offers as they come, and a
@@ -153,6 +154,42 @@ import Testing
             #expect(summary.chunkBytesSent <= distinct, "the photo's copies crossed again: \(summary.chunkBytesSent) > \(distinct)")
             #expect(UInt64(photo.count) < distinct)
             for asset in assets { #expect(try laptop.state(of: asset, for: nas) == .synced) }
+        }
+    }
+
+    /// A push declined at its first offer ends for that peer, however many batches the scan
+    /// has still to feed: the peer lets each go as it counts it, so the feed, which waits
+    /// for the slowest peer, is never held by one that has stopped.
+    @Test func aDeclinedPushLongerThanTheFeedsBoundStillEnds() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let network = InMemoryNetwork()
+            let laptop = try TestDevice(name: "laptop", root: root, transport: network.transport(host: "laptop"))
+            let desk = try TestDevice(name: "desk", root: root, transport: network.transport(host: "desk"), trusting: [laptop.identity],
+                                      autoAcceptOffers: false, decisionTimeout: .seconds(30))
+            try await desk.start(host: "desk")
+            try await laptop.sync.connect(to: desk.address)
+            // One folder per segment: twice as many batches as the feed holds for a peer.
+            let folders = OutgoingPush.maxHeldBatches * 2
+            _ = try Self.writeLibrary(at: laptop.library, folders: folders)
+            let answering = Task {
+                for await offer in desk.sync.incomingTransfers() {
+                    offer.decline()
+                    return
+                }
+            }
+            let push = try await laptop.sync.push(library: laptop.library, cache: laptop.scanCache, chunkIndex: laptop.chunkIndex,
+                                                  segmentFiles: 3)
+            let summary = try #require(await push.transfer.waitUntilCompleted().first)
+            await answering.value
+            let scan = try await push.scan.value.get()
+            #expect(scan.statistics.files == folders * 3 + 3)
+            #expect(push.push.batchCount > OutgoingPush.maxHeldBatches, "the feed's bound was never reached")
+            guard case .declined = summary.state else {
+                Issue.record("expected declined, got \(summary.state)")
+                return
+            }
+            #expect(summary.assetsFailed == push.push.contentCount, "every content of the push is counted, fed before or after the decline")
+            #expect(try EngineHarness.tree(desk.library).isEmpty)
         }
     }
 
