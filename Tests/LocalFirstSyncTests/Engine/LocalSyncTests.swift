@@ -24,6 +24,19 @@ import Testing
         return (sender, others)
     }
 
+    /// A laptop and a peer that trusts it to connect but asks a person about every offer:
+    /// whoever reads the peer's `incomingTransfers()` answers, or the offer is declined
+    /// after `decisionTimeout`. Connected.
+    static func laptopAndAskingPeer(_ root: URL, named name: String, decisionTimeout: Duration) async throws -> (TestDevice, TestDevice) {
+        let network = InMemoryNetwork()
+        let laptop = try TestDevice(name: "laptop", root: root, transport: network.transport(host: "laptop"))
+        let peer = try TestDevice(name: name, root: root, transport: network.transport(host: name), trusting: [laptop.identity],
+                                  autoAcceptOffers: false, decisionTimeout: decisionTimeout)
+        try await peer.start(host: name)
+        try await laptop.sync.connect(to: peer.address, expecting: peer.identity.deviceID)
+        return (laptop, peer)
+    }
+
     @Test func twoPeersByteExactWithLedgerOnBothSides() async throws {
         try await TestSupport.withTemporaryDirectory { root in
             let (laptop, receivers) = try await Self.household(root, receivers: 1)
@@ -149,13 +162,8 @@ import Testing
 
     @Test func declinedAndUnansweredOffersMoveNothing() async throws {
         try await TestSupport.withTemporaryDirectory { root in
-            let network = InMemoryNetwork()
-            let laptop = try TestDevice(name: "laptop", root: root, transport: network.transport(host: "laptop"))
             // Trusted to connect, but offers need a person: one who says no, then one who never answers.
-            let desk = try TestDevice(name: "desk", root: root, transport: network.transport(host: "desk"), trusting: [laptop.identity],
-                                      autoAcceptOffers: false, decisionTimeout: .milliseconds(300))
-            try await desk.start(host: "desk")
-            try await laptop.sync.connect(to: desk.address)
+            let (laptop, desk) = try await Self.laptopAndAskingPeer(root, named: "desk", decisionTimeout: .milliseconds(300))
             try EngineHarness.writeSample(at: laptop.library, padding: 10_000)
             let assets = try await laptop.scan()
             let answering = Task {

@@ -131,13 +131,8 @@ import Glibc
 
     @Test func aDeclinedPushNeverUndoesWhatThePeerVerified() async throws {
         try await TestSupport.withTemporaryDirectory { root in
-            let network = InMemoryNetwork()
-            let laptop = try TestDevice(name: "laptop", root: root, transport: network.transport(host: "laptop"))
             // Trusts the laptop to connect, not to push unasked, and nobody answers: offers are declined.
-            let nas = try TestDevice(name: "nas", root: root, transport: network.transport(host: "nas"), trusting: [laptop.identity],
-                                     autoAcceptOffers: false, decisionTimeout: .milliseconds(200))
-            try await nas.start(host: "nas")
-            try await laptop.sync.connect(to: nas.address, expecting: nas.identity.deviceID)
+            let (laptop, nas) = try await LocalSyncTests.laptopAndAskingPeer(root, named: "nas", decisionTimeout: .milliseconds(200))
             try EngineHarness.writeSample(at: laptop.library, padding: 20_000)
             let assets = try await laptop.scan()
             // What the nas verified earlier (say, before its owner stopped auto-accepting).

@@ -5,7 +5,6 @@ import Testing
 @testable import LocalFirstSync
 @testable import LFSyncContent
 @testable import LFSyncSystem
-@testable import LocalFirstSyncTesting
 
 /// A push offered while its library is still being hashed: the scan hands
 /// over whole folders in order, the push feeds offers as they come, and a
@@ -162,12 +161,7 @@ import Testing
     /// for the slowest peer, is never held by one that has stopped.
     @Test func aDeclinedPushLongerThanTheFeedsBoundStillEnds() async throws {
         try await TestSupport.withTemporaryDirectory { root in
-            let network = InMemoryNetwork()
-            let laptop = try TestDevice(name: "laptop", root: root, transport: network.transport(host: "laptop"))
-            let desk = try TestDevice(name: "desk", root: root, transport: network.transport(host: "desk"), trusting: [laptop.identity],
-                                      autoAcceptOffers: false, decisionTimeout: .seconds(30))
-            try await desk.start(host: "desk")
-            try await laptop.sync.connect(to: desk.address)
+            let (laptop, desk) = try await LocalSyncTests.laptopAndAskingPeer(root, named: "desk", decisionTimeout: .seconds(30))
             // One folder per segment: twice as many batches as the feed holds for a peer.
             let folders = OutgoingPush.maxHeldBatches * 2
             _ = try Self.writeLibrary(at: laptop.library, folders: folders)
