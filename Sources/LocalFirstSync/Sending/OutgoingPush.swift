@@ -91,7 +91,10 @@ final class OutgoingPush: Sendable {
     /// Batches held for the slowest consumer, at most, before a feed waits:
     /// hashing outruns sending, and a scan of 200,000 files that never waited
     /// held the offers of most of the library until the peers caught up.
-    /// Sixteen segments of about 1,024 files keep every peer busy.
+    /// Sixteen segments of about 1,024 files keep every peer busy. Never below
+    /// 2: a peer waits for batch `i + 1` (or the feed's end) before it sends
+    /// batch `i`, so a bound of 1 would stop the feed and the peer both (tried:
+    /// every streaming engine test then hangs).
     static let maxHeldBatches = 16
 
     /// Appends a segment's assets, grouped by content within the segment,

@@ -156,6 +156,25 @@ import Testing
         }
     }
 
+    /// A push longer than the feed's bound reaches two accepting peers whole: the scan
+    /// waits for the slower of them, never for good.
+    @Test func aPushLongerThanTheFeedsBoundReachesEveryPeer() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let (laptop, receivers) = try await LocalSyncTests.household(root, receivers: 2)
+            let folders = OutgoingPush.maxHeldBatches * 2
+            _ = try Self.writeLibrary(at: laptop.library, folders: folders)
+            let push = try await laptop.sync.push(library: laptop.library, cache: laptop.scanCache, chunkIndex: laptop.chunkIndex,
+                                                  segmentFiles: 3)
+            let summaries = await push.transfer.waitUntilCompleted()
+            _ = try await push.scan.value.get()
+            #expect(push.push.batchCount > OutgoingPush.maxHeldBatches, "the feed's bound was never reached")
+            #expect(summaries.map(\.state) == [.completed, .completed], "\(summaries.map(\.failures))")
+            for receiver in receivers {
+                #expect(try EngineHarness.tree(receiver.library) == EngineHarness.tree(laptop.library))
+            }
+        }
+    }
+
     /// A push declined at its first offer ends for that peer, however many batches the scan
     /// has still to feed: the peer lets each go as it counts it, so the feed, which waits
     /// for the slowest peer, is never held by one that has stopped.
