@@ -63,7 +63,9 @@ public struct LibraryScanner: Sendable {
     /// directories, hashed and grouped into assets — while the rest is still
     /// being hashed, so a push can offer and send the first folders while the
     /// last are read. `walked` is called once, after the walk and before any
-    /// segment, with the files and bytes found.
+    /// segment, with the files and bytes found. `segment` may suspend: the next
+    /// segment is handed over once it returns (hashing goes on meanwhile), which
+    /// is how a push keeps its offers from running far ahead of its peers.
     /// - Returns: skipped files and statistics; its `assets` and
     ///   `settledStatus` are empty (they went out with the segments).
     public func scan(
