@@ -55,6 +55,18 @@ final class OutgoingPush: Sendable {
         mutating func append(_ batch: Batch) {
             if pushID == nil { pushID = batch.offerID }
             batches.append(batch)
+            dropPassed()
+        }
+
+        /// Drops the batches every consumer has gone past — also one fed after
+        /// every consumer is done, which nobody will read and which must not
+        /// count against the feed's bound.
+        mutating func dropPassed() {
+            let keep = min(cursors.min() ?? 0, batches.count)
+            while released < keep {
+                batches[released] = nil
+                released += 1
+            }
         }
     }
 
@@ -151,11 +163,7 @@ final class OutgoingPush: Sendable {
         state.withLock { state in
             guard consumer < state.cursors.count, index > state.cursors[consumer] else { return }
             state.cursors[consumer] = index
-            let keep = min(state.cursors.min() ?? 0, state.batches.count)
-            while state.released < keep {
-                state.batches[state.released] = nil
-                state.released += 1
-            }
+            state.dropPassed()
         }
     }
 

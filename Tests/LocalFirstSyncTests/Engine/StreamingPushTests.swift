@@ -124,6 +124,20 @@ import Testing
         #expect(push.batch(held + 2)?.assets.map(\.contentID) == [segment.assets[0].contentID])
     }
 
+    /// Once every peer is done with the push (its connection lost, say) the scan may still
+    /// be feeding it: what it feeds then is dropped at once, and the feed never waits.
+    @Test func theFeedNeverWaitsForPeersThatAreDone() async throws {
+        let push = OutgoingPush(offerIDs: OfferIDSource())
+        let peer = push.addConsumer()
+        await push.append(ScanSegment(assets: [try Self.asset("first.bin", [0])], settled: SettledFiles()))
+        push.advance(peer, to: .max)
+        for index in 1...OutgoingPush.maxHeldBatches * 2 {
+            await push.append(ScanSegment(assets: [try Self.asset("later\(index).bin", [UInt8(index)])], settled: SettledFiles()))
+        }
+        #expect(push.batchCount == OutgoingPush.maxHeldBatches * 2 + 1)
+        #expect((0..<push.batchCount).allSatisfy { push.batch($0) == nil }, "nobody will read them: none is kept")
+    }
+
     @Test func aPushOfNothingIsOneEmptyLastOffer() async {
         let push = OutgoingPush(offerIDs: OfferIDSource())
         push.endOfAssets()
