@@ -13,8 +13,28 @@ import LFSyncSystem
 /// Chunk data is most of the traffic, so a sent byte is now read once, by the
 /// cipher, instead of being copied twice before it.
 enum FrameSealer {
+    /// A stretch of the outgoing byte stream: pieces sealed with the channel's
+    /// own cipher, or one chunk's data already sealed once for every peer of a
+    /// broadcast (PROTOCOL.md, "Shared segments").
+    enum Part {
+        case stream([ArraySlice<UInt8>])
+        case segment(OneTimeSeal)
+    }
+
     /// The frames of `messages` as one byte stream, in contiguous pieces.
     package static func pieces(of messages: [WireMessage]) throws(WireError) -> [ArraySlice<UInt8>] {
+        var pieces: [ArraySlice<UInt8>] = []
+        for part in try parts(of: messages, segmentCipher: nil) {
+            if case let .stream(stream) = part { pieces += stream }
+        }
+        return pieces
+    }
+
+    /// The frames of `messages` as a byte stream in which the data of every
+    /// chunk sealed once with `segmentCipher` is a segment of its own; with no
+    /// cipher (a peer that does not accept segments), all of it is stream.
+    static func parts(of messages: [WireMessage], segmentCipher: NoiseCipher?) throws(WireError) -> [Part] {
+        var parts: [Part] = []
         var pieces: [ArraySlice<UInt8>] = []
         var small = ByteWriter(capacity: 256)
         for message in messages {
@@ -33,10 +53,44 @@ enum FrameSealer {
             try chunk.encodeFields(into: &small)
             pieces.append(small.bytes[...])
             small = ByteWriter(capacity: 256)
-            pieces.append(chunk.data)
+            if let seal = chunk.sealedOnce, seal.cipher == segmentCipher, seal.plaintextCount == chunk.payload.encodedLength {
+                parts.append(.stream(pieces))
+                pieces = []
+                parts.append(.segment(seal))
+            } else {
+                pieces.append(chunk.data)
+            }
         }
         if !small.bytes.isEmpty { pieces.append(small.bytes[...]) }
-        return pieces
+        if !pieces.isEmpty { parts.append(.stream(pieces)) }
+        return parts
+    }
+
+    /// The bytes for `parts`, in order: each stream stretch sealed by `seal(_:with:)`,
+    /// each segment behind its marker and its header (both small, appended to the
+    /// bytes before them) and then its sealed bytes as they are — shared with every
+    /// other peer's channel, never copied.
+    static func seal(_ parts: [Part], with cipher: inout NoiseCipherState) throws(NoiseError) -> [[UInt8]] {
+        var outputs: [[UInt8]] = []
+        var pending: [UInt8] = []
+        for part in parts {
+            switch part {
+            case let .stream(pieces):
+                let sealed = try seal(pieces, with: &cipher)
+                if pending.isEmpty { pending = sealed } else { pending += sealed }
+            case let .segment(seal):
+                var header = SegmentHeader(length: seal.plaintextCount, key: seal.key).encoded
+                defer { SecureBytes.wipe(&header) }
+                let sealedHeader = try cipher.encrypt(header)
+                pending += SegmentHeader.marker
+                NoiseMessageFramer.prefixed(sealedHeader, into: &pending)
+                outputs.append(pending)
+                pending = []
+                outputs.append(seal.sealed)
+            }
+        }
+        if !pending.isEmpty { outputs.append(pending) }
+        return outputs
     }
 
     /// `pieces` for frames given as they are (no per-message checks).

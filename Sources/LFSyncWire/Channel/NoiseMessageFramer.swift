@@ -98,6 +98,45 @@ struct NoiseMessageFramer: Sendable {
         }
     }
 
+    /// Calls `body` with the next `count` bytes of the stream as they are — a
+    /// shared segment's sealed bytes, which no length prefix precedes — or
+    /// returns nil when fewer have arrived. In place when one received array
+    /// holds them all; otherwise gathered once, when all have come, so a segment
+    /// trickling in over many receives is copied once, not once per receive.
+    /// The caller bounds `count` (by its frame limit) before asking.
+    package mutating func withNextBytes<R, E: Error>(_ count: Int, _ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R? {
+        let unread = buffer.count - readIndex
+        if unread >= count {
+            let start = readIndex
+            readIndex = start + count
+            return try Self.call(body, with: buffer, start..<start + count)
+        }
+        var available = unread
+        for index in queuedIndex..<queued.count { available += queued[index].count }
+        guard available >= count else { return nil }
+        var gathered: [UInt8] = []
+        gathered.reserveCapacity(count)
+        gathered.append(contentsOf: buffer[readIndex...])
+        buffer = []
+        readIndex = 0
+        while gathered.count < count {
+            let next = queued[queuedIndex]
+            queued[queuedIndex] = []
+            queuedIndex += 1
+            let take = min(count - gathered.count, next.count)
+            gathered.append(contentsOf: next[0..<take])
+            if take < next.count {
+                buffer = next
+                readIndex = take
+            }
+        }
+        if queuedIndex == queued.count {
+            queued.removeAll(keepingCapacity: true)
+            queuedIndex = 0
+        }
+        return try Self.call(body, with: gathered, 0..<count)
+    }
+
     private static func call<R, E: Error>(
         _ body: (UnsafeRawBufferPointer) throws(E) -> R, with bytes: [UInt8], _ range: Range<Int>
     ) throws(E) -> R {

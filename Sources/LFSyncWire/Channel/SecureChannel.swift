@@ -130,6 +130,22 @@ package final class SecureChannel: Sendable {
         await reader.limitFrames(to: length)
     }
 
+    /// From now on, accepts shared segments from the peer (PROTOCOL.md, "Shared
+    /// segments"): call before sending the Hello that announces it.
+    package func acceptSharedSegments() async {
+        await reader.acceptSegments()
+    }
+
+    /// From now on, sends chunk data sealed once for a broadcast as shared
+    /// segments, when it was sealed with this channel's cipher: call once the
+    /// peer's Hello announced that it accepts them.
+    package func sendSharedSegments() async {
+        await writer.useSegments(cipher: cipher)
+    }
+
+    /// The cipher of the shared segments this channel sends: nil until the peer said it accepts them.
+    package var sharedSegmentCipher: NoiseCipher? { get async { await writer.segmentCipher } }
+
     /// Bytes of ciphertext written and read so far (including framing): lfsync's own wire counters.
     package var bytesSent: UInt64 { get async { await writer.bytesWritten } }
     package var bytesReceived: UInt64 { get async { await reader.bytesRead } }
@@ -207,19 +223,26 @@ actor SecureChannelWriter {
         self.cipher = cipher
     }
 
+    /// The cipher of the shared segments the peer accepts; nil until it said it does.
+    private(set) var segmentCipher: NoiseCipher?
+
+    func useSegments(cipher: NoiseCipher) {
+        segmentCipher = cipher
+    }
+
     package func send(_ messages: [WireMessage]) async throws(SecureChannelError) {
         if let failed { throw failed }
-        let pieces: [ArraySlice<UInt8>]
-        do { pieces = try FrameSealer.pieces(of: messages) } catch { throw .unencodable(error) }
-        try await send(pieces: pieces)
+        let parts: [FrameSealer.Part]
+        do { parts = try FrameSealer.parts(of: messages, segmentCipher: segmentCipher) } catch { throw .unencodable(error) }
+        try await send(parts: parts)
     }
 
     package func send(frames: [Frame]) async throws(SecureChannelError) {
         if let failed { throw failed }
-        try await send(pieces: FrameSealer.pieces(of: frames))
+        try await send(parts: [.stream(FrameSealer.pieces(of: frames))])
     }
 
-    private func send(pieces: [ArraySlice<UInt8>]) async throws(SecureChannelError) {
+    private func send(parts: [FrameSealer.Part]) async throws(SecureChannelError) {
         // Waited for even by a cancelled task: its caller's cancellation does not abandon a
         // send; only the connection failing does.
         await turn.wait { (taken: inout Bool) -> Void? in
@@ -229,20 +252,22 @@ actor SecureChannelWriter {
         }
         defer { turn.withLock { $0 = false } }
         if let failed { throw failed }
-        let output: [UInt8]
+        let outputs: [[UInt8]]
         do {
-            output = try FrameSealer.seal(pieces, with: &cipher)
+            outputs = try FrameSealer.seal(parts, with: &cipher)
         } catch {
             failed = .handshake(error)
             throw .handshake(error)
         }
-        do {
-            try await connection.send(output)
-        } catch {
-            failed = .transport(error)
-            throw .transport(error)
+        for output in outputs {
+            do {
+                try await connection.send(output)
+            } catch {
+                failed = .transport(error)
+                throw .transport(error)
+            }
+            bytesWritten += UInt64(output.count)
         }
-        bytesWritten += UInt64(output.count)
     }
 }
 
@@ -279,10 +304,29 @@ actor SecureChannelReader {
         }
     }
 
-    /// Where a decrypted Noise message went.
+    /// Whether this side announced that it accepts shared segments (PROTOCOL.md,
+    /// "Shared segments"); until it has, a segment marker is a protocol error.
+    private var acceptsSegments = false
+    /// Where the stream stands in a shared segment: its marker is followed by a
+    /// header message, and the header by the segment's sealed bytes.
+    private var segment = SegmentState.none
+
+    private enum SegmentState {
+        case none
+        case header
+        case body(SegmentHeader)
+    }
+
+    package func acceptSegments() {
+        acceptsSegments = true
+    }
+
+    /// Where a decrypted Noise message (or segment) went.
     private enum Decrypted {
         case inPlace
         case plaintext([UInt8])
+        /// A segment's marker or header: nothing for the frame stream yet.
+        case segmentControl
     }
 
     private func nextMessage() async throws(SecureChannelError) -> (message: WireMessage, frameLength: Int)? {
@@ -293,23 +337,9 @@ actor SecureChannelReader {
                 progress.reset()
                 do { return (try WireMessage(frame: frame), Frame.headerLength + frame.payload.count) } catch { throw .wire(error) }
             }
-            // Decrypted from where it lies in the framer's buffer, and where possible straight
-            // into the payload of the frame it continues: then no plaintext byte is ever copied.
-            let decrypted: Decrypted?
-            do {
-                decrypted = try framer.withNextMessage { (ciphertext: UnsafeRawBufferPointer) throws(NoiseError) -> Decrypted in
-                    let count = ciphertext.count - Noise.tagLength
-                    let inPlace = try frames.appendInPlace(count: count) { (output: UnsafeMutableRawBufferPointer) throws(NoiseError) in
-                        guard let base = output.baseAddress else { throw .truncated }
-                        try cipher.decrypt(ciphertext, into: base)
-                    }
-                    return inPlace ? .inPlace : .plaintext(try cipher.decrypt(ciphertext))
-                }
-            } catch {
-                throw .handshake(error)
-            }
+            let decrypted = try decryptNext()
             switch decrypted {
-            case .inPlace:
+            case .inPlace, .segmentControl:
                 continue
             case let .plaintext(plaintext):
                 do { try frames.append(plaintext) } catch { throw .frame(error) }
@@ -317,7 +347,8 @@ actor SecureChannelReader {
             case nil:
                 break
             }
-            let inFlight = framer.hasPartialMessage || frames.hasPartialFrame
+            let inFlight: Bool
+            if case .none = segment { inFlight = framer.hasPartialMessage || frames.hasPartialFrame } else { inFlight = true }
             let started = ContinuousClock.now
             let bytes: [UInt8]?
             do { bytes = try await connection.receive() } catch {
@@ -332,6 +363,61 @@ actor SecureChannelReader {
             if inFlight { try progress.waited(.now - started, received: bytes.count) }
             bytesRead += UInt64(bytes.count)
             framer.append(bytes)
+        }
+    }
+
+    /// Decrypts what comes next in the stream, or returns nil when more bytes
+    /// are needed: a Noise message, decrypted from where it lies in the framer's
+    /// buffer, and where possible straight into the payload of the frame it
+    /// continues (then no plaintext byte is ever copied) — or a shared segment's
+    /// marker, header or sealed bytes.
+    private func decryptNext() throws(SecureChannelError) -> Decrypted? {
+        if case let .body(header) = segment {
+            let opened = try framer.withNextBytes(header.length + Noise.tagLength) { (sealed) throws(SecureChannelError) -> Decrypted in
+                try open(sealed, header: header)
+            }
+            if opened != nil { segment = .none }
+            return opened
+        }
+        return try framer.withNextMessage { (ciphertext: UnsafeRawBufferPointer) throws(SecureChannelError) -> Decrypted in
+            if ciphertext.isEmpty {
+                guard acceptsSegments else { throw .badSegment("the peer sent one, but this side never said it accepts them") }
+                guard case .none = segment else { throw .badSegment("a marker where its header should be") }
+                segment = .header
+                return .segmentControl
+            }
+            if case .header = segment {
+                var plaintext: [UInt8]
+                do throws(NoiseError) { plaintext = try cipher.decrypt(ciphertext) } catch { throw .handshake(error) }
+                defer { SecureBytes.wipe(&plaintext) }
+                segment = .body(try SegmentHeader(decoding: plaintext, limit: frames.maxFrameLength))
+                return .segmentControl
+            }
+            do throws(NoiseError) {
+                let count = ciphertext.count - Noise.tagLength
+                let inPlace = try frames.appendInPlace(count: count) { (output: UnsafeMutableRawBufferPointer) throws(NoiseError) in
+                    guard let base = output.baseAddress else { throw .truncated }
+                    try cipher.decrypt(ciphertext, into: base)
+                }
+                return inPlace ? .inPlace : .plaintext(try cipher.decrypt(ciphertext))
+            } catch {
+                throw .handshake(error)
+            }
+        }
+    }
+
+    /// A segment's sealed bytes, opened with the key its header gave — into the
+    /// frame they continue when they lie inside it, as a Noise message's are.
+    private func open(_ sealed: UnsafeRawBufferPointer, header: SegmentHeader) throws(SecureChannelError) -> Decrypted {
+        do throws(NoiseError) {
+            let inPlace = try frames.appendInPlace(count: header.length) { (output: UnsafeMutableRawBufferPointer) throws(NoiseError) in
+                guard let base = output.baseAddress else { throw .truncated }
+                try OneTimeSeal.open(sealed, key: header.key, cipher: cipher.cipher, into: base)
+            }
+            if inPlace { return .inPlace }
+            return .plaintext(try OneTimeSeal.open(sealed, key: header.key, cipher: cipher.cipher))
+        } catch {
+            throw .badSegment("its \(header.length) bytes fail their tag")
         }
     }
 }

@@ -23,6 +23,10 @@ package enum SecureChannelError: Error, Sendable, CustomStringConvertible {
     /// `WireProtocol.minimumFrameRate`: what a peer holding a connection open
     /// with a byte now and then looks like.
     case stalled(bytes: Int, waited: Duration)
+    /// A shared segment that breaks the rules (PROTOCOL.md, "Shared segments"):
+    /// one we never said we accept, a header of the wrong size, a length over
+    /// the frame limit, or bytes that fail their tag.
+    case badSegment(String)
     case closed
 
     package var description: String {
@@ -39,6 +43,7 @@ package enum SecureChannelError: Error, Sendable, CustomStringConvertible {
         case .truncated: "the peer closed the connection mid-message"
         case let .stalled(bytes, waited):
             "the peer stalled mid-message: \(bytes) bytes in \(waited.components.seconds) s of waiting"
+        case let .badSegment(detail): "bad shared segment from peer: \(detail)"
         case .closed: "the channel is closed"
         }
     }

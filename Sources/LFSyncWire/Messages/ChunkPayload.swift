@@ -25,6 +25,14 @@ package enum ChunkPayload: Hashable, Sendable {
         }
     }
 
+    /// The bytes on the wire: the raw chunk, or its compressed form.
+    package var data: ArraySlice<UInt8> {
+        switch self {
+        case let .raw(bytes): bytes
+        case let .zstd(compressed, _): compressed[...]
+        }
+    }
+
     /// Bytes of chunk data on the wire.
     package var encodedLength: Int {
         switch self {

@@ -11,12 +11,17 @@ package struct WireCapabilities: OptionSet, Hashable, Sendable, CustomStringConv
     /// Bit 0: the peer accepts zstd-compressed Chunk payloads.
     package static let zstd = WireCapabilities(rawValue: 1 << 0)
 
+    /// Bit 1: the peer accepts shared segments — chunk data sealed once for
+    /// every peer of a broadcast (PROTOCOL.md, "Shared segments").
+    package static let sharedSegments = WireCapabilities(rawValue: 1 << 1)
+
     /// Everything this build implements.
-    package static let supported: WireCapabilities = [.zstd]
+    package static let supported: WireCapabilities = [.zstd, .sharedSegments]
 
     package var description: String {
         var names: [String] = []
         if contains(.zstd) { names.append("zstd") }
+        if contains(.sharedSegments) { names.append("shared segments") }
         let unknown = rawValue & ~Self.supported.rawValue
         if unknown != 0 { names.append("0x" + String(unknown, radix: 16)) }
         return "[" + names.joined(separator: ", ") + "]"

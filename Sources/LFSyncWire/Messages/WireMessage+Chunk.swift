@@ -15,13 +15,22 @@ extension WireMessage {
         package var fileIndex: UInt16
         package var chunkIndex: UInt32
         package var payload: ChunkPayload
+        /// `data` sealed once for every peer of a broadcast, when the sender did
+        /// (never on the wire as a field, never set on a received chunk): a channel
+        /// whose peer accepts shared segments sends this instead of encrypting
+        /// `data` itself (PROTOCOL.md, "Shared segments").
+        package var sealedOnce: OneTimeSeal?
 
-        package init(offerID: UInt64, contentID: ContentID, fileIndex: UInt16, chunkIndex: UInt32, payload: ChunkPayload) {
+        package init(
+            offerID: UInt64, contentID: ContentID, fileIndex: UInt16, chunkIndex: UInt32, payload: ChunkPayload,
+            sealedOnce: OneTimeSeal? = nil
+        ) {
             self.offerID = offerID
             self.contentID = contentID
             self.fileIndex = fileIndex
             self.chunkIndex = chunkIndex
             self.payload = payload
+            self.sealedOnce = sealedOnce
         }
 
         func encode(into writer: inout ByteWriter) throws(WireError) {
@@ -30,12 +39,7 @@ extension WireMessage {
         }
 
         /// The bytes on the wire after the fields: raw or compressed chunk data.
-        var data: ArraySlice<UInt8> {
-            switch payload {
-            case let .raw(bytes): bytes
-            case let .zstd(compressed, _): compressed[...]
-            }
-        }
+        var data: ArraySlice<UInt8> { payload.data }
 
         /// Everything of the encoding before `data` (which follows as is), so a
         /// sender can put the data on the wire without copying it into a frame.

@@ -11,7 +11,7 @@ enum ConnectionSetUp {
     static func hello(deviceName: String) -> WireMessage.Hello {
         WireMessage.Hello(
             protocolVersion: WireProtocol.version, deviceName: WireText.fitted(deviceName, maxBytes: WireMessage.Hello.maxDeviceNameBytes),
-            softwareVersion: LFSyncVersion.current, capabilities: .zstd)
+            softwareVersion: LFSyncVersion.current, capabilities: [.zstd, .sharedSegments])
     }
 
     /// The initiator's side: sends our Hello, then waits for the responder's Hello and
@@ -22,12 +22,14 @@ enum ConnectionSetUp {
     static func initiate(on channel: SecureChannel, hello: WireMessage.Hello, address: PeerAddress) async throws -> Peer {
         // No set-up frame cap on this side: the responder may start a push right behind its
         // decision, in the same Noise message, and we chose to dial it.
+        await acceptWhatWeAnnounce(hello, on: channel)
         try await channel.send(.hello(hello))
         let answers = ContinuousClock.now + WireProtocol.consentWait
         guard case let .hello(theirs)? = try await receive(on: channel, until: answers) else {
             throw SyncError.protocolViolation("expected Hello")
         }
         try checkVersion(theirs)
+        await useWhatTheyAnnounce(theirs, on: channel)
         guard case let .connectionDecision(decision)? = try await receive(on: channel, until: answers) else {
             throw SyncError.protocolViolation("expected ConnectionDecision")
         }
@@ -56,6 +58,8 @@ enum ConnectionSetUp {
     /// The responder answers every Hello with its own, then refuses (Error 1) a version it
     /// does not speak.
     static func answer(_ theirs: WireMessage.Hello, with ours: WireMessage.Hello, on channel: SecureChannel) async throws {
+        await acceptWhatWeAnnounce(ours, on: channel)
+        await useWhatTheyAnnounce(theirs, on: channel)
         try await channel.send(.hello(ours))
         do { try checkVersion(theirs) } catch {
             try? await channel.send(.error(.init(code: .unsupportedProtocolVersion, message: WireText.fitted(error.description, maxBytes: 1000))))
@@ -71,6 +75,16 @@ enum ConnectionSetUp {
     }
 
     // MARK: - Helpers
+
+    /// Shared segments may follow our Hello at once: the channel takes them before we announce them.
+    private static func acceptWhatWeAnnounce(_ ours: WireMessage.Hello, on channel: SecureChannel) async {
+        if ours.capabilities.contains(.sharedSegments) { await channel.acceptSharedSegments() }
+    }
+
+    /// Segments go only to a peer that said it takes them.
+    private static func useWhatTheyAnnounce(_ theirs: WireMessage.Hello, on channel: SecureChannel) async {
+        if theirs.capabilities.contains(.sharedSegments) { await channel.sendSharedSegments() }
+    }
 
     static func checkVersion(_ hello: WireMessage.Hello) throws(SyncError) {
         guard WireProtocol.supportedVersions.contains(hello.protocolVersion) else {

@@ -20,6 +20,12 @@ import LFSyncWire
 /// checks every file against its file hash either way. A chunk leaves the cache when every peer that
 /// needed it has taken it, or when the cache is over its budget (a peer far
 /// behind the others then reads it again — counted in `diskReads`).
+///
+/// Encrypted once, too: a large chunk that more than one peer still needs, asked
+/// for by a peer whose channel sends shared segments, is sealed under a one-time
+/// key as it is read (PROTOCOL.md, "Shared segments"), and every such peer puts
+/// the same sealed bytes on its wire — one encryption per chunk instead of one per
+/// peer, which was most of a broadcasting sender's CPU.
 actor BroadcastChunkReader {
     struct Key: Hashable {
         var contentID: ContentID
@@ -34,7 +40,23 @@ actor BroadcastChunkReader {
         var offset: UInt64
         /// The status under which the scan vouched for the file's manifest, if it did.
         var settled: FileStatus?
+        /// The cipher of the asking peer's shared segments, if its channel sends them.
+        var segmentCipher: NoiseCipher?
     }
+
+    /// A chunk ready to send: its payload, and that payload sealed once when
+    /// other peers will send the same bytes.
+    struct PreparedChunk: Sendable, Equatable {
+        var payload: ChunkPayload
+        var sealedOnce: OneTimeSeal?
+
+        /// What keeping it in the cache costs.
+        var cachedBytes: Int { payload.encodedLength + (sealedOnce?.sealed.count ?? 0) }
+    }
+
+    /// Below this, a chunk is not worth a segment of its own: a small file's chunk
+    /// goes through each peer's channel with the runs of small chunks around it.
+    static let smallestSealedChunk = 64 << 10
 
     enum Failure: Error, Sendable, Equatable {
         /// The file no longer has the bytes its manifest promised.
@@ -49,20 +71,22 @@ actor BroadcastChunkReader {
     /// Batches `0 ..< begunBatches` have their demand registered.
     private var begunBatches = 0
     private var demand: [Key: Int] = [:]
-    private var cache: [Key: ChunkPayload] = [:]
+    private var cache: [Key: PreparedChunk] = [:]
     private var cacheOrder: [Key] = []
     private var cachedBytes = 0
     private var openFiles: [RelativePath: ReadOnlyFile] = [:]
     /// Reads under way, each awaited by the peers that asked for the same chunk meanwhile.
-    private var reads: [Key: Eventual<Result<ChunkPayload, Failure>>] = [:]
+    private var reads: [Key: Eventual<Result<PreparedChunk, Failure>>] = [:]
     /// Reading, checking and encoding happen here, one chunk after another.
     private let disk = BlockingQueue(label: "lfsync.send.read")
     private(set) var diskReads = 0
     private(set) var bytesRead: UInt64 = 0
 
     private(set) var chunksHashed = 0
+    /// Chunks sealed once for several peers (see the type's summary).
+    private(set) var chunksSealed = 0
 
-    init(rootPath: String, peerCount: Int, budgetBytes: Int = 64 << 20) {
+    init(rootPath: String, peerCount: Int, budgetBytes: Int = 32 << 20) {
         self.rootPath = rootPath
         activePeers = peerCount
         self.budgetBytes = budgetBytes
@@ -96,7 +120,7 @@ actor BroadcastChunkReader {
     func payload(for key: Key, file: FileManifest, chunkOffset: UInt64, settled: FileStatus?) async throws(Failure) -> ChunkPayload {
         let results = await payloads(for: [Request(key: key, file: file, offset: chunkOffset, settled: settled)])
         guard let result = results.first else { throw .sourceChanged(path: file.path) }
-        return try result.get()
+        return try result.get().payload
     }
 
     /// The payloads of a run of chunks, in the order asked. A chunk another
@@ -104,10 +128,12 @@ actor BroadcastChunkReader {
     /// waited for; the rest are read, checked and encoded in one hop to the
     /// reader's thread — a folder of small files costs a hop per run, not one
     /// per file.
-    func payloads(for requests: [Request]) async -> [Result<ChunkPayload, Failure>] {
+    /// - Parameter peer: who asks (any number that tells the peers of a push apart).
+    func payloads(for requests: [Request], by peer: Int = 0) async -> [Result<PreparedChunk, Failure>] {
         defer { for request in requests { release(request.key) } }
-        var results = requests.map { Result<ChunkPayload, Failure>.failure(.sourceChanged(path: $0.file.path)) }
-        var sharedReads: [(position: Int, reading: Eventual<Result<ChunkPayload, Failure>>)] = []
+        if leader == peer, requests.contains(where: { cache[$0.key] == nil && reads[$0.key] == nil }) { await waitForRoom() }
+        var results = requests.map { Result<PreparedChunk, Failure>.failure(.sourceChanged(path: $0.file.path)) }
+        var sharedReads: [(position: Int, reading: Eventual<Result<PreparedChunk, Failure>>)] = []
         var toRead: [Int] = []
         for (position, request) in requests.enumerated() {
             if let cached = cache[request.key] {
@@ -121,7 +147,13 @@ actor BroadcastChunkReader {
             }
         }
         if !toRead.isEmpty {
-            let jobs = toRead.map { requests[$0] }
+            leader = peer
+            // Sealed once only where another peer will send the same bytes.
+            let jobs = toRead.map { position in
+                var job = requests[position]
+                if (demand[job.key] ?? 0) <= 1 { job.segmentCipher = nil }
+                return job
+            }
             var open: [RelativePath: ReadOnlyFile] = [:]
             // Handed to the thread; what is still worth keeping open comes back.
             for job in jobs { open[job.file.path] = openFiles.removeValue(forKey: job.file.path) ?? open[job.file.path] }
@@ -132,10 +164,11 @@ actor BroadcastChunkReader {
                 if read.reachedDisk { diskReads += 1 }
                 bytesRead += UInt64(read.bytesRead)
                 if read.hashed { chunksHashed += 1 }
-                if case let .success(payload) = read.result, (demand[key] ?? 0) > 1 {
-                    cache[key] = payload
+                if case .success(let prepared) = read.result, prepared.sealedOnce != nil { chunksSealed += 1 }
+                if case let .success(prepared) = read.result, (demand[key] ?? 0) > 1 {
+                    cache[key] = prepared
                     cacheOrder.append(key)
-                    cachedBytes += payload.encodedLength
+                    cachedBytes += prepared.cachedBytes
                     evictOverBudget()
                 }
                 reads.removeValue(forKey: key)?.resolve(read.result)
@@ -151,7 +184,7 @@ actor BroadcastChunkReader {
     }
 
     private struct Read: Sendable {
-        var result: Result<ChunkPayload, Failure>
+        var result: Result<PreparedChunk, Failure>
         /// The file, when this read opened it: kept open for its next chunks.
         var opened: HandedOver<ReadOnlyFile>?
         /// The file was opened and read from (an open that failed never got that far).
@@ -172,7 +205,7 @@ actor BroadcastChunkReader {
         for job in jobs {
             let path = job.file.path
             var read = Self.read(job.file, chunk: job.key.chunkIndex, at: job.offset, from: files[path].map(HandedOver.init),
-                                 orPath: rootPath + "/" + path.string, settled: job.settled)
+                                 orPath: rootPath + "/" + path.string, settled: job.settled, sealWith: job.segmentCipher)
             if let opened = read.opened { files[path] = opened.value }
             read.opened = nil
             if job.key.chunkIndex + 1 >= job.file.chunks.count { files[path] = nil }
@@ -186,7 +219,7 @@ actor BroadcastChunkReader {
     /// the disk, which must not hold the cooperative pool.
     private static func read(
         _ file: FileManifest, chunk index: Int, at offset: UInt64, from open: HandedOver<ReadOnlyFile>?, orPath path: String,
-        settled: FileStatus?
+        settled: FileStatus?, sealWith segmentCipher: NoiseCipher?
     ) -> Read {
         var read = Read(result: .failure(.sourceChanged(path: file.path)))
         let handle: ReadOnlyFile
@@ -211,7 +244,12 @@ actor BroadcastChunkReader {
             read.hashed = true
             guard Blake2b.hash(bytes) == chunk.hash else { return read }
         }
-        read.result = .success(MediaType(path: file.path.string).isAlreadyCompressed ? ChunkPayload.raw(bytes) : ChunkPayload.encode(raw: bytes))
+        let payload = MediaType(path: file.path.string).isAlreadyCompressed ? ChunkPayload.raw(bytes) : ChunkPayload.encode(raw: bytes)
+        var prepared = PreparedChunk(payload: payload)
+        if let segmentCipher, payload.encodedLength >= smallestSealedChunk {
+            prepared.sealedOnce = OneTimeSeal.seal(payload.data, cipher: segmentCipher)
+        }
+        read.result = .success(prepared)
         return read
     }
 
@@ -220,20 +258,66 @@ actor BroadcastChunkReader {
         for key in keys { release(key) }
     }
 
+    /// Keeps the peers of a broadcast within the cache of each other. The peer
+    /// ahead — the last to read chunks no other had read — waits before reading
+    /// more while the cache is full and the peers behind are still taking from
+    /// it; without the wait, it ran so far ahead that the cache evicted chunks
+    /// before the last peer took them, and those were read — and encrypted —
+    /// again (on two cores shared with three receivers, half the corpus). Only
+    /// the peer ahead waits: a peer behind that reads a chunk the others did not
+    /// need never waits, so two peers never wait for each other. A peer behind
+    /// that takes nothing for `paceWait` (stalled, or far slower) stops the
+    /// pacing until it takes something again: then the cache evicts as before,
+    /// and no peer waits on a stuck one for longer than that.
+    private func waitForRoom() async {
+        var progress = releasesFromCache
+        var since = ContinuousClock.now
+        while pacing, cachedBytes >= budgetBytes, !Task.isCancelled {
+            if releasesFromCache != progress {
+                progress = releasesFromCache
+                since = .now
+            } else if ContinuousClock.now - since > Self.paceWait {
+                pacing = false
+                pacingStops += 1
+                return
+            }
+            try? await Task.sleep(for: .milliseconds(2))
+        }
+    }
+
+    /// How long the peers ahead wait for one behind to take a chunk from the cache.
+    static let paceWait: Duration = .milliseconds(500)
+    /// Cached chunks let go by their last peer: what the peers ahead wait for.
+    private var releasesFromCache = 0
+    /// Off while the peers behind take nothing from the cache (see `waitForRoom`).
+    private var pacing = true
+    /// The peer that last read chunks no other peer had read: the one ahead.
+    private var leader: Int?
+    private(set) var pacingStops = 0
+
     private func release(_ key: Key) {
         guard let count = demand[key] else { return }
         if count <= 1 {
             demand[key] = nil
-            if let payload = cache.removeValue(forKey: key) { cachedBytes -= payload.encodedLength }
+            if let prepared = cache.removeValue(forKey: key) {
+                cachedBytes -= prepared.cachedBytes
+                releasesFromCache += 1
+                pacing = true
+            }
         } else {
             demand[key] = count - 1
         }
     }
 
+    /// While the peers are paced, the run read after a wait may take the cache a
+    /// little past its budget (a quarter: a run is one chunk or a few small ones,
+    /// a few MiB with its sealed copy) without pushing out what the peers behind
+    /// still need; otherwise the budget holds.
     private func evictOverBudget() {
-        while cachedBytes > budgetBytes, !cacheOrder.isEmpty {
+        let limit = pacing ? budgetBytes + budgetBytes / 4 : budgetBytes
+        while cachedBytes > limit, !cacheOrder.isEmpty {
             let oldest = cacheOrder.removeFirst()
-            if let payload = cache.removeValue(forKey: oldest) { cachedBytes -= payload.encodedLength }
+            if let prepared = cache.removeValue(forKey: oldest) { cachedBytes -= prepared.cachedBytes }
         }
         if cacheOrder.count > 4 * max(1, cache.count) { cacheOrder = cacheOrder.filter { cache[$0] != nil } }
     }

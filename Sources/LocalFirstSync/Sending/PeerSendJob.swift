@@ -275,6 +275,7 @@ actor PeerSendJob {
     /// is cancelled so the receiver stops waiting for the rest of it.
     private func send(_ needed: [WireMessage.NeededChunks], of batch: OutgoingPush.Batch, at index: Int) async -> String? {
         let byID = Dictionary(batch.assets.map { ($0.contentID, $0) }, uniquingKeysWith: { first, _ in first })
+        let segmentCipher = await session.channel.sharedSegmentCipher
         var plan: [PlannedChunk] = []
         for entry in needed {
             guard let asset = byID[entry.contentID] else { continue }
@@ -284,7 +285,8 @@ actor PeerSendJob {
                 for chunkIndex in file.chunks where Int(chunkIndex) < manifest.chunks.count {
                     plan.append(PlannedChunk(
                         key: .init(contentID: entry.contentID, fileIndex: Int(file.fileIndex), chunkIndex: Int(chunkIndex)),
-                        file: manifest, offset: offsets[Int(chunkIndex)], settled: batch.settled[manifest.path]))
+                        file: manifest, offset: offsets[Int(chunkIndex)], settled: batch.settled[manifest.path],
+                        segmentCipher: segmentCipher))
                     progress.bytesTotal += UInt64(manifest.chunks[Int(chunkIndex)].length)
                 }
             }
@@ -317,11 +319,11 @@ actor PeerSendJob {
             for (item, result) in zip(run, fetched) {
                 guard let result, locallyFailed[item.key.contentID] == nil else { continue }
                 switch result {
-                case let .success(payload):
+                case let .success(prepared):
                     messages.append(.chunk(.init(
                         offerID: batch.offerID, contentID: item.key.contentID, fileIndex: UInt16(item.key.fileIndex),
-                        chunkIndex: UInt32(item.key.chunkIndex), payload: payload)))
-                    sent.encoded += UInt64(payload.encodedLength)
+                        chunkIndex: UInt32(item.key.chunkIndex), payload: prepared.payload, sealedOnce: prepared.sealedOnce)))
+                    sent.encoded += UInt64(prepared.payload.encodedLength)
                     sent.raw += UInt64(item.file.chunks[item.key.chunkIndex].length)
                 case let .failure(error):
                     locallyFailed[item.key.contentID] = switch error {
@@ -374,16 +376,16 @@ actor PeerSendJob {
 
     /// Starts reading a run; chunks of an asset that already failed here are
     /// not read at all (nil in their places). Nil when nothing is left to read.
-    private func prefetch(_ run: ArraySlice<PlannedChunk>) async -> Task<[Result<ChunkPayload, BroadcastChunkReader.Failure>?], Never>? {
+    private func prefetch(_ run: ArraySlice<PlannedChunk>) async -> Task<[Result<BroadcastChunkReader.PreparedChunk, BroadcastChunkReader.Failure>?], Never>? {
         for item in run { settled.insert(item.key) }
         let wanted = run.map { locallyFailed[$0.key.contentID] == nil }
         let failed = zip(run, wanted).filter { !$0.1 }.map(\.0.key)
         if !failed.isEmpty { await reader.abandon(failed) }
         let requests = zip(run, wanted).filter(\.1).map(\.0)
         guard !requests.isEmpty else { return nil }
-        let reader = reader
+        let reader = reader, consumer = consumer
         return Task {
-            var payloads = await reader.payloads(for: requests).makeIterator()
+            var payloads = await reader.payloads(for: requests, by: consumer).makeIterator()
             return wanted.map { $0 ? payloads.next() : nil }
         }
     }

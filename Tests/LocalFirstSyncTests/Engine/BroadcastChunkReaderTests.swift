@@ -3,6 +3,8 @@ import Testing
 @testable import LocalFirstSync
 @testable import LFSyncContent
 import LFSyncWire
+import LFSyncCrypto
+import LFSyncSystem
 
 /// The sender's check of what it reads: trust a settled file's unchanged status, hash anything else.
 @Suite struct BroadcastChunkReaderTests {
@@ -78,8 +80,8 @@ import LFSyncWire
                         continue
                     }
                 } else {
-                    let payload = try a.get()
-                    #expect(try b.get() == payload)
+                    let payload = try a.get().payload
+                    #expect(try b.get().payload == payload)
                     // "note-<n>.txt" holds 1000 + n bytes of n.
                     let name = requests[position].file.path.string
                     let n = try #require(Int(name.dropFirst("note-".count).dropLast(".txt".count)))
@@ -88,6 +90,115 @@ import LFSyncWire
                 }
             }
             #expect(await reader.diskReads == 11)
+        }
+    }
+
+    /// Large chunks that two peers will send are sealed once, as they are read, and both
+    /// peers get the same sealed bytes, which open to the chunk; a chunk only one peer
+    /// needs, or a peer whose channel sends no segments, gets none.
+    @Test func chunksTwoPeersNeedAreSealedOnceForBoth() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            var bytes = [UInt8](repeating: 0, count: 2 << 20)
+            for index in bytes.indices { bytes[index] = UInt8(truncatingIfNeeded: index &* 2_654_435_761 >> 13) }
+            try TestSupport.write(bytes, to: root.appendingPathComponent("VID_0002.MOV"))
+            let scan = try await LibraryScanner(root: root).scan()
+            let asset = try #require(scan.assets.first)
+            let manifest = asset.files[0].manifest
+            let requests = Self.keys(asset).map { key, offset in
+                BroadcastChunkReader.Request(key: key, file: manifest, offset: offset, settled: nil, segmentCipher: .chaChaPoly)
+            }
+            #expect(requests.count >= 2)
+
+            let shared = BroadcastChunkReader(rootPath: root.path, peerCount: 2)
+            await shared.beginBatch(0, keys: requests.map(\.key))
+            let first = await shared.payloads(for: requests)
+            let second = await shared.payloads(for: requests)
+            var offset = 0
+            var sealedCount = 0
+            for (one, other) in zip(first, second) {
+                let prepared = try one.get()
+                guard prepared.payload.encodedLength >= BroadcastChunkReader.smallestSealedChunk else {
+                    // A small last chunk goes through each channel as it is.
+                    #expect(prepared.sealedOnce == nil)
+                    offset += prepared.payload.encodedLength
+                    continue
+                }
+                sealedCount += 1
+                let seal = try #require(prepared.sealedOnce)
+                #expect(try other.get().sealedOnce == seal)
+                #expect(seal.cipher == .chaChaPoly)
+                let opened = try seal.sealed.withUnsafeBytes { try OneTimeSeal.open($0, key: seal.key, cipher: seal.cipher) }
+                #expect(opened[...] == bytes[offset..<offset + opened.count])
+                #expect(prepared.payload.data == opened[...])
+                offset += opened.count
+            }
+            #expect(offset == bytes.count)
+            #expect(sealedCount >= requests.count - 1)
+            #expect(await shared.chunksSealed == sealedCount)
+            #expect(await shared.diskReads == requests.count)
+
+            let alone = BroadcastChunkReader(rootPath: root.path, peerCount: 1)
+            await alone.beginBatch(0, keys: requests.map(\.key))
+            for result in await alone.payloads(for: requests) { #expect(try result.get().sealedOnce == nil) }
+            let plain = BroadcastChunkReader(rootPath: root.path, peerCount: 2)
+            await plain.beginBatch(0, keys: requests.map(\.key))
+            let withoutSegments = requests.map { request in
+                var request = request
+                request.segmentCipher = nil
+                return request
+            }
+            for result in await plain.payloads(for: withoutSegments) { #expect(try result.get().sealedOnce == nil) }
+            #expect(await alone.chunksSealed == 0)
+            #expect(await plain.chunksSealed == 0)
+        }
+    }
+
+    /// Reads of every chunk of a 12 MiB video, one request per chunk, for two peers.
+    static func videoRequests(in root: URL) async throws -> [BroadcastChunkReader.Request] {
+        var generator = SplitMix64(seed: 3)
+        let bytes = generator.bytes(12 << 20)
+        try TestSupport.write(bytes, to: root.appendingPathComponent("VID_0003.MOV"))
+        let scan = try await LibraryScanner(root: root).scan()
+        let asset = try #require(scan.assets.first)
+        return Self.keys(asset).map { key, offset in
+            BroadcastChunkReader.Request(key: key, file: asset.files[0].manifest, offset: offset, settled: nil)
+        }
+    }
+
+    /// The peer ahead waits for the one behind instead of running past the cache: with a
+    /// cache of a sixth of the file, every chunk is still read from disk once.
+    @Test(.timeLimit(.minutes(1))) func thePeerAheadWaitsSoEachChunkIsReadOnce() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let requests = try await Self.videoRequests(in: root)
+            #expect(requests.count >= 8)
+            let reader = BroadcastChunkReader(rootPath: root.path, peerCount: 2, budgetBytes: 2 << 20)
+            await reader.beginBatch(0, keys: requests.map(\.key))
+            async let fast: Void = { for request in requests { _ = await reader.payloads(for: [request], by: 0) } }()
+            async let slow: Void = {
+                for request in requests {
+                    try? await Task.sleep(for: .milliseconds(20))
+                    _ = await reader.payloads(for: [request], by: 1)
+                }
+            }()
+            _ = await (fast, slow)
+            #expect(await reader.diskReads == requests.count)
+            #expect(await reader.pacingStops == 0)
+        }
+    }
+
+    /// A peer behind that takes nothing holds the one ahead for `paceWait` once, not for good.
+    @Test(.timeLimit(.minutes(1))) func aPeerThatTakesNothingStopsThePacing() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let requests = try await Self.videoRequests(in: root)
+            let reader = BroadcastChunkReader(rootPath: root.path, peerCount: 2, budgetBytes: 2 << 20)
+            await reader.beginBatch(0, keys: requests.map(\.key))
+            let started = ContinuousClock.now
+            for request in requests { _ = try await reader.payloads(for: [request], by: 0)[0].get() }
+            let took = ContinuousClock.now - started
+            #expect(await reader.pacingStops == 1)
+            #expect(took >= BroadcastChunkReader.paceWait)
+            #expect(took < BroadcastChunkReader.paceWait + .seconds(10))
+            #expect(await reader.diskReads == requests.count)
         }
     }
 }

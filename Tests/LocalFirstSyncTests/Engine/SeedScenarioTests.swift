@@ -102,6 +102,9 @@ import Testing
             let reads = try #require(await transfer.chunkReader?.diskReads)
             #expect(reads <= chunks, "\(reads) disk reads for \(chunks) chunks sent to 3 peers")
             #expect(reads > 0)
+            // And encrypted once for all three: every large chunk travelled as a shared segment.
+            let sealed = try #require(await transfer.chunkReader?.chunksSealed)
+            #expect(sealed > 0 && sealed <= reads, "\(sealed) chunks sealed once of \(reads) read")
             for device in receivers { #expect(try EngineHarness.tree(device.library) == EngineHarness.tree(laptop.library)) }
         }
     }
