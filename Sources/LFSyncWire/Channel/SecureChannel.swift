@@ -136,14 +136,17 @@ package final class SecureChannel: Sendable {
         await reader.acceptSegments()
     }
 
-    /// From now on, sends chunk data sealed once for a broadcast as shared
-    /// segments, when it was sealed with this channel's cipher: call once the
-    /// peer's Hello announced that it accepts them.
-    package func sendSharedSegments() async {
-        await writer.useSegments(cipher: cipher)
+    /// Notes what the peer's Hello announced. From then on, when it includes
+    /// shared segments, chunk data sealed once for a broadcast with this
+    /// channel's cipher goes as a segment.
+    package func peerAnnounced(_ capabilities: WireCapabilities) async {
+        await writer.peerAnnounced(capabilities)
     }
 
-    /// The cipher of the shared segments this channel sends: nil until the peer said it accepts them.
+    /// What the peer's Hello announced (nothing until it has been noted).
+    package var peerCapabilities: WireCapabilities { get async { await writer.peerCapabilities } }
+
+    /// The cipher of the shared segments this channel sends: nil unless the peer said it accepts them.
     package var sharedSegmentCipher: NoiseCipher? { get async { await writer.segmentCipher } }
 
     /// Bytes of ciphertext written and read so far (including framing): lfsync's own wire counters.
@@ -223,11 +226,13 @@ actor SecureChannelWriter {
         self.cipher = cipher
     }
 
-    /// The cipher of the shared segments the peer accepts; nil until it said it does.
-    private(set) var segmentCipher: NoiseCipher?
+    private(set) var peerCapabilities: WireCapabilities = []
 
-    func useSegments(cipher: NoiseCipher) {
-        segmentCipher = cipher
+    /// The cipher of the shared segments the peer accepts; nil unless it said it does.
+    var segmentCipher: NoiseCipher? { peerCapabilities.contains(.sharedSegments) ? cipher.cipher : nil }
+
+    func peerAnnounced(_ capabilities: WireCapabilities) {
+        peerCapabilities = capabilities
     }
 
     package func send(_ messages: [WireMessage]) async throws(SecureChannelError) {

@@ -81,9 +81,9 @@ enum ConnectionSetUp {
         if ours.capabilities.contains(.sharedSegments) { await channel.acceptSharedSegments() }
     }
 
-    /// Segments go only to a peer that said it takes them.
+    /// zstd and segments go only to a peer that said it takes them.
     private static func useWhatTheyAnnounce(_ theirs: WireMessage.Hello, on channel: SecureChannel) async {
-        if theirs.capabilities.contains(.sharedSegments) { await channel.sendSharedSegments() }
+        await channel.peerAnnounced(theirs.capabilities)
     }
 
     static func checkVersion(_ hello: WireMessage.Hello) throws(SyncError) {

@@ -50,6 +50,14 @@ actor BroadcastChunkReader {
         var payload: ChunkPayload
         var sealedOnce: OneTimeSeal?
 
+        /// What goes to a peer that did not announce zstd: the chunk raw (the reader
+        /// compresses once, for every peer), without the seal, which sealed the
+        /// compressed bytes.
+        func forPeer(acceptingZstd: Bool) throws(WireError) -> PreparedChunk {
+            guard !acceptingZstd, case .zstd = payload else { return self }
+            return PreparedChunk(payload: .raw(try payload.decoded()))
+        }
+
         /// What keeping it in the cache costs.
         var cachedBytes: Int { payload.encodedLength + (sealedOnce?.sealed.count ?? 0) }
     }

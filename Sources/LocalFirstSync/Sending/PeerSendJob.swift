@@ -276,6 +276,7 @@ actor PeerSendJob {
     private func send(_ needed: [WireMessage.NeededChunks], of batch: OutgoingPush.Batch, at index: Int) async -> String? {
         let byID = Dictionary(batch.assets.map { ($0.contentID, $0) }, uniquingKeysWith: { first, _ in first })
         let segmentCipher = await session.channel.sharedSegmentCipher
+        let acceptsZstd = await session.channel.peerCapabilities.contains(.zstd)
         var plan: [PlannedChunk] = []
         for entry in needed {
             guard let asset = byID[entry.contentID] else { continue }
@@ -318,7 +319,7 @@ actor PeerSendJob {
             var sent: (encoded: UInt64, raw: UInt64) = (0, 0)
             for (item, result) in zip(run, fetched) {
                 guard let result, locallyFailed[item.key.contentID] == nil else { continue }
-                switch result {
+                switch result.flatMap({ prepared in Self.adapt(prepared, acceptingZstd: acceptsZstd, for: item.file.path) }) {
                 case let .success(prepared):
                     messages.append(.chunk(.init(
                         offerID: batch.offerID, contentID: item.key.contentID, fileIndex: UInt16(item.key.fileIndex),
@@ -354,6 +355,17 @@ actor PeerSendJob {
             try? await session.send([.cancel(.init(offerID: batch.offerID, reason: "some files changed while being sent"))])
         }
         return nil
+    }
+
+    /// The chunk as this peer may receive it (see `PreparedChunk.forPeer`).
+    private static func adapt(
+        _ prepared: BroadcastChunkReader.PreparedChunk, acceptingZstd: Bool, for path: RelativePath
+    ) -> Result<BroadcastChunkReader.PreparedChunk, BroadcastChunkReader.Failure> {
+        do throws(WireError) {
+            return .success(try prepared.forPeer(acceptingZstd: acceptingZstd))
+        } catch {
+            return .failure(.unreadable(path: path, reason: "could not decompress its chunk for a peer without zstd: \(error)"))
+        }
     }
 
     /// Cuts the chunks to send into runs (see `runBytes`), in order.

@@ -49,7 +49,7 @@ import Testing
     @Test func sealedChunksArriveIntactAmongOtherMessages() async throws {
         let (client, server) = try await tcpPair()
         await server.acceptSharedSegments()
-        await client.sendSharedSegments()
+        await client.peerAnnounced(.sharedSegments)
         #expect(await client.sharedSegmentCipher == client.cipher)
         var generator = SplitMix64(seed: 5)
         let chunks = (0..<6).map { index in
@@ -77,7 +77,7 @@ import Testing
         #expect(try await server.receive() == Self.unsealed(sealed))
 
         await server.acceptSharedSegments()
-        await client.sendSharedSegments()
+        await client.peerAnnounced(.sharedSegments)
         let other: NoiseCipher = client.cipher == .aesGCM ? .chaChaPoly : .aesGCM
         if other.isAvailable {
             let foreign = Self.chunk(1, generator.bytes(300_000), sealedWith: other)
@@ -93,7 +93,7 @@ import Testing
     /// A receiver that never said it accepts segments ends the channel on the first one.
     @Test func anUnannouncedSegmentEndsTheChannel() async throws {
         let (client, server) = try await tcpPair()
-        await client.sendSharedSegments()
+        await client.peerAnnounced(.sharedSegments)
         var generator = SplitMix64(seed: 7)
         try await client.send(.chunk(Self.chunk(0, generator.bytes(200_000), sealedWith: client.cipher)))
         await Self.expectBadSegment(on: server)
@@ -106,7 +106,7 @@ import Testing
     @Test func aTamperedSegmentEndsTheChannel() async throws {
         let (client, server) = try await tcpPair()
         await server.acceptSharedSegments()
-        await client.sendSharedSegments()
+        await client.peerAnnounced(.sharedSegments)
         var generator = SplitMix64(seed: 8)
         var chunk = Self.chunk(0, generator.bytes(200_000), sealedWith: client.cipher)
         let seal = try #require(chunk.sealedOnce)

@@ -201,4 +201,37 @@ import LFSyncSystem
             #expect(await reader.diskReads == requests.count)
         }
     }
+
+    /// A chunk the reader compressed (and sealed) once for every peer goes raw, unsealed,
+    /// to a peer whose Hello did not announce zstd (PROTOCOL.md, "Chunk compression").
+    @Test func aPeerWithoutZstdGetsTheChunkRaw() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let text = [UInt8](String(repeating: "Exif notes, album Holidays 2026; ", count: 4_000).utf8)
+            try TestSupport.write(text, to: root.appendingPathComponent("notes.txt"))
+            let scan = try await LibraryScanner(root: root).scan()
+            let asset = try #require(scan.assets.first)
+            let requests = Self.keys(asset).map { key, offset in
+                BroadcastChunkReader.Request(key: key, file: asset.files[0].manifest, offset: offset, settled: nil, segmentCipher: .chaChaPoly)
+            }
+            let reader = BroadcastChunkReader(rootPath: root.path, peerCount: 2)
+            await reader.beginBatch(0, keys: requests.map(\.key))
+            var restored: [UInt8] = []
+            for result in await reader.payloads(for: requests) {
+                let prepared = try result.get()
+                guard case .zstd = prepared.payload else {
+                    Issue.record("a repetitive text chunk should be compressed, got \(prepared.payload.encodingByte)")
+                    continue
+                }
+                #expect(try prepared.forPeer(acceptingZstd: true) == prepared)
+                let plain = try prepared.forPeer(acceptingZstd: false)
+                #expect(plain.sealedOnce == nil)
+                guard case let .raw(bytes) = plain.payload else {
+                    Issue.record("a peer without zstd must get the chunk raw")
+                    continue
+                }
+                restored += bytes
+            }
+            #expect(restored == text)
+        }
+    }
 }
