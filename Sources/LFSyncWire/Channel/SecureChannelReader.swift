@@ -1,0 +1,154 @@
+import LFSyncCrypto
+import LFSyncSystem
+import LFSyncTransport
+
+/// The receiving half: owns the receiving cipher state, the Noise message
+/// reassembly and the frame decoder (whose cap bounds memory per frame).
+actor SecureChannelReader {
+    private let connection: any Connection
+    private var cipher: NoiseCipherState
+    private var framer: NoiseMessageFramer
+    private var frames = FrameDecoder()
+    private var progress = FrameProgress()
+    private(set) var bytesRead: UInt64 = 0
+    private var failed: SecureChannelError?
+
+    package init(connection: any Connection, cipher: NoiseCipherState, framer: NoiseMessageFramer) {
+        self.connection = connection
+        self.cipher = cipher
+        self.framer = framer
+    }
+
+    package func limitFrames(to length: Int) {
+        frames.maxFrameLength = length
+    }
+
+    package func receive() async throws(SecureChannelError) -> (message: WireMessage, frameLength: Int)? {
+        if let failed { throw failed }
+        do {
+            return try await nextMessage()
+        } catch {
+            // An idle timeout only says the peer was quiet; the stream is intact, so it may be retried.
+            if case .transport(.timedOut(.idle)) = error { throw error }
+            failed = error
+            throw error
+        }
+    }
+
+    /// Whether this side announced that it accepts shared segments (PROTOCOL.md,
+    /// "Shared segments"); until it has, a segment marker is a protocol error.
+    private var acceptsSegments = false
+    /// Where the stream stands in a shared segment: its marker is followed by a
+    /// header message, and the header by the segment's sealed bytes.
+    private var segment = SegmentState.none
+
+    private enum SegmentState {
+        case none
+        case header
+        case body(SegmentHeader)
+    }
+
+    package func acceptSegments() {
+        acceptsSegments = true
+    }
+
+    /// Where a decrypted Noise message (or segment) went.
+    private enum Decrypted {
+        case inPlace
+        case plaintext([UInt8])
+        /// A segment's marker or header: nothing for the frame stream yet.
+        case segmentControl
+    }
+
+    private func nextMessage() async throws(SecureChannelError) -> (message: WireMessage, frameLength: Int)? {
+        while true {
+            let frame: Frame?
+            do { frame = try frames.nextFrame() } catch { throw .frame(error) }
+            if let frame {
+                progress.reset()
+                do { return (try WireMessage(frame: frame), Frame.headerLength + frame.payload.count) } catch { throw .wire(error) }
+            }
+            let decrypted = try decryptNext()
+            switch decrypted {
+            case .inPlace, .segmentControl:
+                continue
+            case let .plaintext(plaintext):
+                do { try frames.append(plaintext) } catch { throw .frame(error) }
+                continue
+            case nil:
+                break
+            }
+            let inFlight: Bool
+            if case .none = segment { inFlight = framer.hasPartialMessage || frames.hasPartialFrame } else { inFlight = true }
+            let started = ContinuousClock.now
+            let bytes: [UInt8]?
+            do { bytes = try await connection.receive() } catch {
+                // Quiet between frames is fine (the session pings); quiet inside one is a stall.
+                if case .timedOut(.idle) = error, inFlight { try progress.waited(.now - started, received: 0) }
+                throw .transport(error)
+            }
+            guard let bytes else {
+                if inFlight { throw .truncated }
+                return nil
+            }
+            if inFlight { try progress.waited(.now - started, received: bytes.count) }
+            bytesRead += UInt64(bytes.count)
+            framer.append(bytes)
+        }
+    }
+
+    /// Decrypts what comes next in the stream, or returns nil when more bytes
+    /// are needed: a Noise message, decrypted from where it lies in the framer's
+    /// buffer, and where possible straight into the payload of the frame it
+    /// continues (then no plaintext byte is ever copied) — or a shared segment's
+    /// marker, header or sealed bytes.
+    private func decryptNext() throws(SecureChannelError) -> Decrypted? {
+        if case let .body(header) = segment {
+            let opened = try framer.withNextBytes(header.length + Noise.tagLength) { (sealed) throws(SecureChannelError) -> Decrypted in
+                try open(sealed, header: header)
+            }
+            if opened != nil { segment = .none }
+            return opened
+        }
+        return try framer.withNextMessage { (ciphertext: UnsafeRawBufferPointer) throws(SecureChannelError) -> Decrypted in
+            if ciphertext.isEmpty {
+                guard acceptsSegments else { throw .badSegment("the peer sent one, but this side never said it accepts them") }
+                guard case .none = segment else { throw .badSegment("a marker where its header should be") }
+                segment = .header
+                return .segmentControl
+            }
+            if case .header = segment {
+                var plaintext: [UInt8]
+                do throws(NoiseError) { plaintext = try cipher.decrypt(ciphertext) } catch { throw .handshake(error) }
+                defer { SecureBytes.wipe(&plaintext) }
+                segment = .body(try SegmentHeader(decoding: plaintext, limit: frames.maxFrameLength))
+                return .segmentControl
+            }
+            do throws(NoiseError) {
+                let count = ciphertext.count - Noise.tagLength
+                let inPlace = try frames.appendInPlace(count: count) { (output: UnsafeMutableRawBufferPointer) throws(NoiseError) in
+                    guard let base = output.baseAddress else { throw .truncated }
+                    try cipher.decrypt(ciphertext, into: base)
+                }
+                return inPlace ? .inPlace : .plaintext(try cipher.decrypt(ciphertext))
+            } catch {
+                throw .handshake(error)
+            }
+        }
+    }
+
+    /// A segment's sealed bytes, opened with the key its header gave — into the
+    /// frame they continue when they lie inside it, as a Noise message's are.
+    private func open(_ sealed: UnsafeRawBufferPointer, header: SegmentHeader) throws(SecureChannelError) -> Decrypted {
+        do throws(NoiseError) {
+            let inPlace = try frames.appendInPlace(count: header.length) { (output: UnsafeMutableRawBufferPointer) throws(NoiseError) in
+                guard let base = output.baseAddress else { throw .truncated }
+                try OneTimeSeal.open(sealed, key: header.key, cipher: cipher.cipher, into: base)
+            }
+            if inPlace { return .inPlace }
+            return .plaintext(try OneTimeSeal.open(sealed, key: header.key, cipher: cipher.cipher))
+        } catch {
+            throw .badSegment("its \(header.length) bytes fail their tag")
+        }
+    }
+}
