@@ -172,12 +172,14 @@ actor BroadcastChunkReader {
                 if read.reachedDisk { diskReads += 1 }
                 bytesRead += UInt64(read.bytesRead)
                 if read.hashed { chunksHashed += 1 }
-                if case .success(let prepared) = read.result, prepared.sealedOnce != nil { chunksSealed += 1 }
-                if case let .success(prepared) = read.result, (demand[key] ?? 0) > 1 {
-                    cache[key] = prepared
-                    cacheOrder.append(key)
-                    cachedBytes += prepared.cachedBytes
-                    evictOverBudget()
+                if case let .success(prepared) = read.result {
+                    if prepared.sealedOnce != nil { chunksSealed += 1 }
+                    if (demand[key] ?? 0) > 1 {
+                        cache[key] = prepared
+                        cacheOrder.append(key)
+                        cachedBytes += prepared.cachedBytes
+                        evictOverBudget()
+                    }
                 }
                 reads.removeValue(forKey: key)?.resolve(read.result)
                 results[position] = read.result
@@ -278,25 +280,40 @@ actor BroadcastChunkReader {
     /// pacing until it takes something again: then the cache evicts as before,
     /// and no peer waits on a stuck one for longer than that.
     private func waitForRoom() async {
-        var progress = releasesFromCache
-        var since = ContinuousClock.now
-        while pacing, cachedBytes >= budgetBytes, !Task.isCancelled {
-            if releasesFromCache != progress {
-                progress = releasesFromCache
-                since = .now
-            } else if ContinuousClock.now - since > Self.paceWait {
+        while pacing, cachedBytes >= budgetBytes {
+            let seen = pace.withLock { $0 }
+            let pace = pace
+            let deadline = Deadline.after(Self.paceWait, on: ContinuousClock()) { pace.withLock { $0.expired += 1 } }
+            let outcome = await pace.wait(orIfCancelled: PaceOutcome.cancelled) { state in
+                state.releases != seen.releases ? .progressed : state.expired != seen.expired ? .stalled : nil
+            }
+            deadline.cancel()
+            switch outcome {
+            case .progressed: continue
+            case .stalled:
                 pacing = false
                 pacingStops += 1
                 return
+            case .cancelled: return
             }
-            try? await Task.sleep(for: .milliseconds(2))
         }
     }
 
     /// How long the peers ahead wait for one behind to take a chunk from the cache.
     static let paceWait: Duration = .milliseconds(500)
-    /// Cached chunks let go by their last peer: what the peers ahead wait for.
-    private var releasesFromCache = 0
+
+    /// What the peer ahead waits on: cached chunks let go by their last peer,
+    /// and the deadlines that end its waits.
+    private struct Pace: Sendable {
+        var releases = 0
+        var expired = 0
+    }
+
+    private enum PaceOutcome: Sendable {
+        case progressed, stalled, cancelled
+    }
+
+    private let pace = Monitor(Pace())
     /// Off while the peers behind take nothing from the cache (see `waitForRoom`).
     private var pacing = true
     /// The peer that last read chunks no other peer had read: the one ahead.
@@ -309,7 +326,7 @@ actor BroadcastChunkReader {
             demand[key] = nil
             if let prepared = cache.removeValue(forKey: key) {
                 cachedBytes -= prepared.cachedBytes
-                releasesFromCache += 1
+                pace.withLock { $0.releases += 1 }
                 pacing = true
             }
         } else {
