@@ -31,7 +31,7 @@ package enum LedgerChange: Sendable {
             try upsert.bind(bytes.map { .integer(unsigned: $0) } ?? .null, at: 5)
             try upsert.bind(SyncStateStore.milliseconds(date), at: 6)
             for content in written {
-                try upsert.bind(content.hash.bytes, at: 2)
+                try upsert.bind(content.hash, at: 2)
                 try upsert.run()
                 known.forget(content, with: peer)
             }
@@ -42,7 +42,7 @@ package enum LedgerChange: Sendable {
             try upsert.bind(SyncState.synced.rawValue, at: 3)
             try upsert.bind(SyncStateStore.milliseconds(date), at: 5)
             for entry in entries where !known.isSynced(entry.content, with: peer, bytes: entry.bytes) {
-                try upsert.bind(entry.content.hash.bytes, at: 2)
+                try upsert.bind(entry.content.hash, at: 2)
                 try upsert.bind(.integer(unsigned: entry.bytes), at: 4)
                 try upsert.run()
                 known.markSynced(entry.content, with: peer, bytes: entry.bytes)

@@ -46,7 +46,7 @@ struct SyncedLedgerRows {
         var known = byPeer.removeValue(forKey: peer) ?? [:]
         defer { byPeer[peer] = known }
         for content in contents where known[content] == nil {
-            try lookup.bind(content.hash.bytes, at: 2)
+            try lookup.bind(content.hash, at: 2)
             defer { lookup.reset() }
             if let row = try lookup.step() { known[content] = UInt64(bitPattern: row.int64(at: 0)) }
         }

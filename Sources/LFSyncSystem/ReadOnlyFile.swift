@@ -11,14 +11,22 @@ package final class ReadOnlyFile {
     private let file: OwnedDescriptor
     private var descriptor: Int32 { file.rawValue }
 
+    /// Below this size a file is read in one or two calls: asking the kernel
+    /// for a larger read-ahead would be one more system call per file.
+    package static let sequentialAdviceThreshold: UInt64 = 256 << 10
+
     /// - Parameter nonBlocking: open with `O_NONBLOCK`, so that opening a FIFO
     ///   planted under a photo's name returns at once instead of hanging.
-    package init(path: String, nonBlocking: Bool = false) throws(SystemError) {
+    /// - Parameter size: the size the caller expects, when it knows one: a file
+    ///   smaller than `sequentialAdviceThreshold` gets no read-ahead advice.
+    package init(path: String, nonBlocking: Bool = false, size: UInt64? = nil) throws(SystemError) {
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | (nonBlocking ? O_NONBLOCK : 0))
         guard fd >= 0 else { throw SystemError.current("open", path: path) }
         self.path = path
         file = OwnedDescriptor(taking: fd)
-        _ = posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL)
+        if (size ?? .max) >= Self.sequentialAdviceThreshold {
+            _ = posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL)
+        }
     }
 
     package func status() throws(SystemError) -> FileStatus {

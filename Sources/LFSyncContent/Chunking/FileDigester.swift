@@ -53,7 +53,7 @@ package struct FileDigester: Sendable {
         buffer: UnsafeMutableRawBufferPointer, hasher: inout ChunkingHasher,
         whole: (UnsafeRawBufferPointer) -> Void = { _ in }
     ) throws(Failure) -> (manifest: FileManifest, status: FileStatus) {
-        let file = try Self.mapping { () throws(SystemError) in try ReadOnlyFile(path: absolutePath, nonBlocking: true) }
+        let file = try Self.mapping { () throws(SystemError) in try ReadOnlyFile(path: absolutePath, nonBlocking: true, size: expected?.size) }
         let before = try Self.mapping { () throws(SystemError) in try file.status() }
         guard before.kind == .regular else { throw .notRegularFile(path: relativePath) }
         if let expected, !expected.hasSameStamp(as: before) { throw .changedWhileReading(path: relativePath) }

@@ -22,7 +22,7 @@ extension MediaByteSource {
         guard box.payloadSize <= UInt64(limit) else {
             throw .overLimit("'\(box.type)' payload of \(box.payloadSize) bytes")
         }
-        return MediaByteView(try read(at: box.payloadOffset, length: Int(box.payloadSize)))
+        return try view(at: box.payloadOffset, length: Int(box.payloadSize))
     }
 
     /// The boxes in `range` of this source, lazily.

@@ -27,7 +27,7 @@ package struct ISOBMFFBoxIterator<Source: MediaByteSource> {
         guard visited <= maxCount else { throw .overLimit("more than \(maxCount) boxes in one container") }
 
         let remaining = end - position
-        let header = MediaByteView(try source.read(at: position, length: Int(min(remaining, 16))))
+        let header = try source.view(at: position, length: Int(min(remaining, 16)))
         let size32 = try header.uint32(at: 0)
         let type = FourCC(rawValue: try header.uint32(at: 4))
         let headerSize: Int

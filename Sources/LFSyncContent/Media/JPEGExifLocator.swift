@@ -6,12 +6,12 @@ enum JPEGExifLocator {
 
     /// The TIFF bytes (after "Exif\0\0"), or nil when there is no Exif segment.
     package static func exifTIFF<Source: MediaByteSource>(in source: Source) throws(MediaMetadataError) -> MediaByteView? {
-        guard source.size >= 2, MediaByteView(try source.read(at: 0, length: 2)).hasPrefix([0xFF, 0xD8]) else {
+        guard source.size >= 2, try source.view(at: 0, length: 2).hasPrefix([0xFF, 0xD8]) else {
             throw .malformed("JPEG without SOI")
         }
         var position: UInt64 = 2
         for _ in 0..<MediaMetadataLimits.maxJPEGSegments {
-            let marker = MediaByteView(try source.read(at: position, length: 2))
+            let marker = try source.view(at: position, length: 2)
             guard try marker.uint8(at: 0) == 0xFF else { throw .malformed("JPEG marker expected at \(position)") }
             let code = try marker.uint8(at: 1)
             switch code {
@@ -28,13 +28,13 @@ enum JPEGExifLocator {
             default:
                 break
             }
-            let segmentLength = Int(try MediaByteView(try source.read(at: position + 2, length: 2)).uint16(at: 0))
+            let segmentLength = Int(try source.view(at: position + 2, length: 2).uint16(at: 0))
             guard segmentLength >= 2 else { throw .malformed("JPEG segment length \(segmentLength)") }
             let payloadOffset = position + 4
             let payloadLength = segmentLength - 2
             if code == 0xE1, payloadLength >= exifHeader.count,
-               MediaByteView(try source.read(at: payloadOffset, length: exifHeader.count)).hasPrefix(exifHeader) {
-                let payload = MediaByteView(try source.read(at: payloadOffset, length: payloadLength))
+               try source.view(at: payloadOffset, length: exifHeader.count).hasPrefix(exifHeader) {
+                let payload = try source.view(at: payloadOffset, length: payloadLength)
                 return try payload.subview(at: exifHeader.count)
             }
             position += 2 + UInt64(segmentLength) // at most 2 + 65535 per step; cannot overflow

@@ -12,6 +12,17 @@ package protocol MediaByteSource {
     /// Exactly `length` bytes starting at `offset`; throws when the range leaves
     /// the source or `length` exceeds `MediaMetadataLimits.maxSingleRead`.
     func read(at offset: UInt64, length: Int) throws(MediaMetadataError) -> [UInt8]
+
+    /// The same bytes as `read`, to be parsed: a source already in memory
+    /// lends them without a copy (a receiver reads the Live Photo identifier
+    /// of every file it lands from the bytes it holds, one header at a time).
+    func view(at offset: UInt64, length: Int) throws(MediaMetadataError) -> MediaByteView
+}
+
+extension MediaByteSource {
+    package func view(at offset: UInt64, length: Int) throws(MediaMetadataError) -> MediaByteView {
+        MediaByteView(try read(at: offset, length: length))
+    }
 }
 
 extension MediaByteSource {

@@ -5,7 +5,7 @@
 /// absolute offsets, and ISOBMFF payloads are easier to read with both random
 /// and sequential access. Every accessor checks the requested range with
 /// overflow-safe arithmetic and throws instead of trapping.
-struct MediaByteView {
+package struct MediaByteView {
     package enum ByteOrder: Sendable {
         case bigEndian, littleEndian
     }
@@ -96,5 +96,11 @@ extension MediaByteView: MediaByteSource {
     package func read(at offset: UInt64, length: Int) throws(MediaMetadataError) -> [UInt8] {
         try validateRead(at: offset, length: length)
         return try bytes(at: MediaByteView.int(offset), length: length)
+    }
+
+    /// Shares the storage: no copy.
+    package func view(at offset: UInt64, length: Int) throws(MediaMetadataError) -> MediaByteView {
+        try validateRead(at: offset, length: length)
+        return try subview(at: MediaByteView.int(offset), length: length)
     }
 }

@@ -7,7 +7,7 @@ import LFSyncSystem
 public struct Hash256: Hashable, Comparable, Sendable, CustomStringConvertible, Codable {
     public static let byteCount = 32
 
-    private var w0: UInt64, w1: UInt64, w2: UInt64, w3: UInt64
+    fileprivate var w0: UInt64, w1: UInt64, w2: UInt64, w3: UInt64
 
     public init?(bytes: some Collection<UInt8>) {
         guard bytes.count == Self.byteCount else { return nil }
@@ -56,6 +56,14 @@ public struct Hash256: Hashable, Comparable, Sendable, CustomStringConvertible, 
             }
             count = Self.byteCount
         }
+    }
+
+    /// The 32 bytes lent for one call, from the stack: binding or writing one
+    /// hash at a time (per received file, per chunk row) without the
+    /// allocation `bytes` makes.
+    package func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        let words = (w0.bigEndian, w1.bigEndian, w2.bigEndian, w3.bigEndian)
+        return try Swift.withUnsafeBytes(of: words) { (raw) throws(E) -> R in try body(raw) }
     }
 
     public var hex: String {
@@ -118,7 +126,13 @@ public struct Hash256: Hashable, Comparable, Sendable, CustomStringConvertible, 
 }
 
 extension ByteWriter {
-    package mutating func write(_ hash: Hash256) { write(contentsOf: hash.bytes) }
+    /// Word by word: `hash.bytes` would allocate an array per hash written.
+    package mutating func write(_ hash: Hash256) {
+        write(hash.w0)
+        write(hash.w1)
+        write(hash.w2)
+        write(hash.w3)
+    }
 }
 
 extension ByteReader {

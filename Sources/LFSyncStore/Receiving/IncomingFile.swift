@@ -422,7 +422,7 @@ package final class IncomingFile {
         }
         let directory = staging.directory
         var stagedName = directStagedName ?? staging.stagedName(for: manifest.fileHash)
-        let display = displayPath
+        var display: String { self.displayPath }  // built only for an error
         var outcome = NoReplaceRename.Outcome.renamed
         if directStagedName == nil {
             outcome = try ReceiveError.system { () throws(SystemError) in
@@ -437,7 +437,7 @@ package final class IncomingFile {
             guard outcome == .renamed else { throw .system(SystemError("rename", path: display, errno: EEXIST)) }
         }
         let staged = StagedFile(fileHash: manifest.fileHash, size: manifest.size, chunkListVerified: everyChunkVerified,
-                                embeddedIdentifier: embeddedIdentifier, staging: staging, name: stagedName)
+                                embeddedIdentifier: embeddedIdentifier, staging: staging, name: stagedName, identity: identity)
         /// On an I/O error, give the verified chunks back to the next attempt.
         func restorePartial() {
             guard directStagedName == nil else {
@@ -455,12 +455,18 @@ package final class IncomingFile {
                     guard let status, identity.isSame(as: status) else { throw SystemError("rename", path: display, errno: ESTALE) }
                     return status
                 }
-                var status = try checkIdentity(directory.statusOfEntry(named: stagedName, staged.displayPath))
                 if shared {
                     fileHasher = Blake2b()
                     hashedChunkCount = 0
                 }
                 let tailStart = offsets[hashedChunkCount]
+                // Staged directly under a name nobody else can open, written whole and hashed on
+                // the way in (most files of a photo library): nothing to look up. The installer
+                // checks, right after its rename, that the name led to this very file, of this size.
+                if directStagedName != nil, !shared, tailStart == manifest.size {
+                    return (manifest.size, fileHasher.finalizeHashAndReset())
+                }
+                var status = try checkIdentity(directory.statusOfEntry(named: stagedName, staged.displayPath))
                 // The usual case — a partial of our own, hashed as its chunks came in order — needs
                 // no read, and no descriptor at all.
                 guard shared || tailStart < status.size else { return (status.size, fileHasher.finalizeHashAndReset()) }
@@ -507,8 +513,8 @@ package final class IncomingFile {
 
     /// Writes a chunk the caller has checked into the open partial.
     private func store(_ bytes: ArraySlice<UInt8>, at index: Int, in file: OwnedDescriptor) throws(ReceiveError) {
-        let display = displayPath
-        try ReceiveError.system { () throws(SystemError) in try file.write(bytes, at: offsets[index], display) }
+        // The path is spelled out only for an error: once per received file, eagerly, it was two allocations.
+        try ReceiveError.system { () throws(SystemError) in try file.write(bytes, at: offsets[index], self.displayPath) }
         // The sync before installing must not find a large file still dirty: that would stall
         // the install queue while the disk catches up. Start writing its chunks back now, in
         // the background (advisory; the sync still decides). Small files are left to that one

@@ -114,16 +114,14 @@ package struct LibraryInstaller: Sendable {
                     directory = walk.directory
                     if let key { cache?.directories[key] = directory }
                 }
-                let outcome = try place(staged, at: path, in: directory, placed: &placed)
+                let (outcome, status) = try place(staged, at: path, in: directory, placed: &placed)
                 switch outcome {
                 case .alreadyPresent:
                     duplicates.append(staged)
-                    statuses.append(nil)
                 case .installed, .conflictRenamed:
                     try syncLater(directory)
-                    let stored = outcome.storedPath
-                    statuses.append(try? directory.statusOfEntry(named: stored.name, stored.description))
                 }
+                statuses.append(status)
                 results.append(outcome)
             }
             for entry in toSync where syncingDirectories {
@@ -141,14 +139,29 @@ package struct LibraryInstaller: Sendable {
     }
 
     /// Tries the name, then its conflict names, each with a no-replace rename.
+    /// - Returns: the outcome, and the status of the file renamed into place
+    ///   (nil when it was already present).
+    ///
+    /// Right after a rename, the new name is looked up: its status (the rename
+    /// set its ctime) is what the index records, and it must be the very file
+    /// that was verified, of its size — a staged name replaced meanwhile (only
+    /// a process of this user could) is moved back out at once. A staged file
+    /// whose identity is known is not looked up before the rename as well:
+    /// one lookup per received file instead of two.
     private func place(
         _ staged: StagedFile, at path: LibraryPath, in directory: OwnedDescriptor, placed: inout [Placed]
-    ) throws(ReceiveError) -> InstalledFile {
+    ) throws(ReceiveError) -> (InstalledFile, FileStatus?) {
         let stagingDirectory = staging.directory
-        let source = try ReceiveError.system { () throws(SystemError) in
-            try stagingDirectory.statusOfEntry(named: staged.name, staged.displayPath)
+        let expected: FileIdentity
+        if let known = staged.identity {
+            expected = known
+        } else {
+            let source = try ReceiveError.system { () throws(SystemError) in
+                try stagingDirectory.statusOfEntry(named: staged.name, staged.displayPath)
+            }
+            guard let source, source.kind == .regular else { throw .stagedFileMissing(fileHash: staged.fileHash) }
+            expected = FileIdentity(source)
         }
-        guard let source, source.kind == .regular else { throw .stagedFileMissing(fileHash: staged.fileHash) }
 
         // The conflict names only once the name is taken: most files land at their own.
         var names = [path.name]
@@ -168,12 +181,17 @@ package struct LibraryInstaller: Sendable {
             }
             switch outcome {
             case .renamed:
+                let status = try? directory.statusOfEntry(named: name, target.description)
+                // Whatever the rename moved is what a rollback moves back.
                 placed.append(Placed(
                     directory: directory, name: name, staged: staged,
-                    identity: FileIdentity(source), path: target))
-                return attempt == 0 ? .installed(path) : .conflictRenamed(original: path, storedAs: target)
+                    identity: status.map(FileIdentity.init) ?? expected, path: target))
+                guard let status, status.kind == .regular, expected.isSame(as: status), status.size == staged.size else {
+                    throw .stagedFileMissing(fileHash: staged.fileHash)
+                }
+                return (attempt == 0 ? .installed(path) : .conflictRenamed(original: path, storedAs: target), status)
             case .destinationExists:
-                if try holds(staged, named: name, in: directory, display: target.description) { return .alreadyPresent(target) }
+                if try holds(staged, named: name, in: directory, display: target.description) { return (.alreadyPresent(target), nil) }
                 if attempt == 0 { names += ConflictName.candidates(for: path.name, fileHash: staged.fileHash) }
             }
         }

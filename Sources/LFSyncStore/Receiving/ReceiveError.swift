@@ -28,7 +28,8 @@ package enum ReceiveError: Error, Equatable, Sendable, CustomStringConvertible {
     case partialTaken(fileHash: Hash256)
     /// The file was already finished; it can no longer be written.
     case alreadyFinished(fileHash: Hash256)
-    /// A staged file is no longer in the staging area (already installed or discarded).
+    /// A staged file is no longer in the staging area (already installed or
+    /// discarded), or its name no longer led to the file that was verified.
     case stagedFileMissing(fileHash: Hash256)
     /// An offer needs more room than the library's file system has free,
     /// once `reserved` bytes are kept free for everything else.

@@ -23,15 +23,26 @@ package struct StagedFile: Sendable, CustomStringConvertible {
     package let staging: StagingArea
     /// Name inside the staging directory.
     package let name: String
+    /// The file that was verified, when known (nil for a `duplicate()`): the
+    /// installer then need not look the name up before its rename, and
+    /// checks after it that the name led to this very file.
+    let identity: FileIdentity?
 
     package init(fileHash: Hash256, size: UInt64, chunkListVerified: Bool = true, embeddedIdentifier: EmbeddedIdentifier = .unknown,
          staging: StagingArea, name: String) {
+        self.init(fileHash: fileHash, size: size, chunkListVerified: chunkListVerified, embeddedIdentifier: embeddedIdentifier,
+                  staging: staging, name: name, identity: nil)
+    }
+
+    init(fileHash: Hash256, size: UInt64, chunkListVerified: Bool, embeddedIdentifier: EmbeddedIdentifier,
+         staging: StagingArea, name: String, identity: FileIdentity?) {
         self.fileHash = fileHash
         self.size = size
         self.chunkListVerified = chunkListVerified
         self.embeddedIdentifier = embeddedIdentifier
         self.staging = staging
         self.name = name
+        self.identity = identity
     }
 
     package var displayPath: String { StagingArea.displayPath(of: name) }

@@ -63,12 +63,19 @@ package final class SQLiteStatement {
     }
 
     package func bind(_ value: [UInt8], at index: Int32) throws(SQLiteError) {
-        let result = value.withUnsafeBytes { raw -> Int32 in
-            // A nil base address would bind NULL, not an empty blob.
-            guard let base = raw.baseAddress, !raw.isEmpty else { return sqlite3_bind_zeroblob(handle, index, 0) }
-            return sqlite3_bind_blob64(handle, index, base, UInt64(raw.count), Self.transient)
-        }
-        try check(result)
+        try check(value.withUnsafeBytes { bindBlob($0, at: index) })
+    }
+
+    /// A blob from memory lent for this call (SQLite copies it): a value
+    /// built on the stack need not become an array first.
+    package func bind(blob raw: UnsafeRawBufferPointer, at index: Int32) throws(SQLiteError) {
+        try check(bindBlob(raw, at: index))
+    }
+
+    private func bindBlob(_ raw: UnsafeRawBufferPointer, at index: Int32) -> Int32 {
+        // A nil base address would bind NULL, not an empty blob.
+        guard let base = raw.baseAddress, !raw.isEmpty else { return sqlite3_bind_zeroblob(handle, index, 0) }
+        return sqlite3_bind_blob64(handle, index, base, UInt64(raw.count), Self.transient)
     }
 
     package func bindNull(at index: Int32) throws(SQLiteError) {

@@ -236,7 +236,7 @@ actor BroadcastChunkReader {
         if let open {
             handle = open.value
         } else {
-            do { handle = try ReadOnlyFile(path: path, nonBlocking: true) } catch {
+            do { handle = try ReadOnlyFile(path: path, nonBlocking: true, size: file.size) } catch {
                 return Read(result: .failure(.unreadable(path: file.path, reason: error.message)))
             }
             read.opened = HandedOver(handle)

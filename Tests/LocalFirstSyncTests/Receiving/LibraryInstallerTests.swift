@@ -24,6 +24,56 @@ struct LibraryInstallerTests {
         }
     }
 
+    /// The installer no longer looks a verified staged file up before its rename: the check
+    /// that the name still led to the very file verified happens right after it, and what the
+    /// rename moved goes straight back to staging.
+    @Test func aStagedNameReplacedBeforeInstallingIsMovedBackOut() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let setup = try F.setUp(in: root)
+            let bytes = F.data(4000, seed: 36)
+            let staged = try F.stage(bytes, F.manifest(bytes, chunkLengths: [4000]), in: setup.staging)
+            #expect(staged.identity != nil, "a file verified by this process carries its identity")
+            let stagedURL = setup.stagingURL.appendingPathComponent(staged.name)
+
+            // Another file of the same size under the staged name (made while the staged file
+            // still exists, so that it cannot reuse its inode number).
+            let impostor = F.data(4000, seed: 37)
+            let impostorURL = setup.stagingURL.appendingPathComponent("impostor")
+            try F.write(impostor, to: impostorURL)
+            #expect(rename(impostorURL.path, stagedURL.path) == 0)
+            let path = try F.path("IMG_0100.HEIC")
+            #expect(throws: ReceiveError.stagedFileMissing(fileHash: staged.fileHash)) {
+                try setup.installer.install([(staged, path)])
+            }
+            #expect(F.contents(of: setup.library) == [".lfsync"], "nothing stayed in the library")
+            #expect(try F.read(stagedURL) == impostor, "what the rename moved went back to staging")
+
+            // A symbolic link under the staged name: never left in the library either.
+            try FileManager.default.removeItem(at: stagedURL)
+            try F.symlink(stagedURL, to: setup.outside)
+            #expect(throws: ReceiveError.stagedFileMissing(fileHash: staged.fileHash)) {
+                try setup.installer.install([(staged, path)])
+            }
+            #expect(F.contents(of: setup.library) == [".lfsync"])
+            #expect(F.contents(of: setup.outside).isEmpty)
+        }
+    }
+
+    @Test func aStagedFileCutShortIsNotInstalled() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let setup = try F.setUp(in: root)
+            let bytes = F.data(4000, seed: 38)
+            let staged = try F.stage(bytes, F.manifest(bytes, chunkLengths: [4000]), in: setup.staging)
+            let stagedURL = setup.stagingURL.appendingPathComponent(staged.name)
+            #expect(truncate(stagedURL.path, 1000) == 0)
+            #expect(throws: ReceiveError.stagedFileMissing(fileHash: staged.fileHash)) {
+                try setup.installer.install([(staged, try F.path("IMG_0101.HEIC"))])
+            }
+            #expect(F.contents(of: setup.library) == [".lfsync"])
+            #expect(F.contents(of: setup.stagingURL) == [staged.name])
+        }
+    }
+
     @Test func sameContentAlreadyThereIsNotInstalledTwice() async throws {
         try await TestSupport.withTemporaryDirectory { root in
             let setup = try F.setUp(in: root)
