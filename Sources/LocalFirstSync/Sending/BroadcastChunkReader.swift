@@ -212,10 +212,13 @@ actor BroadcastChunkReader {
         var files = open
         var reads: [Read] = []
         reads.reserveCapacity(jobs.count)
+        // One context for the run: a run of sidecars made one per chunk, each allocating zstd's tables.
+        let compressor = ZstdCompressor()
         for job in jobs {
             let path = job.file.path
             var read = Self.read(job.file, chunk: job.key.chunkIndex, at: job.offset, from: files[path].map(HandedOver.init),
-                                 orPath: rootPath + "/" + path.string, settled: job.settled, sealWith: job.segmentCipher)
+                                 orPath: rootPath + "/" + path.string, settled: job.settled, sealWith: job.segmentCipher,
+                                 compressor: compressor)
             if let opened = read.opened { files[path] = opened.value }
             read.opened = nil
             if job.key.chunkIndex + 1 >= job.file.chunks.count { files[path] = nil }
@@ -229,7 +232,7 @@ actor BroadcastChunkReader {
     /// the disk, which must not hold the cooperative pool.
     private static func read(
         _ file: FileManifest, chunk index: Int, at offset: UInt64, from open: HandedOver<ReadOnlyFile>?, orPath path: String,
-        settled: FileStatus?, sealWith segmentCipher: NoiseCipher?
+        settled: FileStatus?, sealWith segmentCipher: NoiseCipher?, compressor: borrowing ZstdCompressor
     ) -> Read {
         var read = Read(result: .failure(.sourceChanged(path: file.path)))
         let handle: ReadOnlyFile
@@ -254,7 +257,7 @@ actor BroadcastChunkReader {
             read.hashed = true
             guard Blake2b.hash(bytes) == chunk.hash else { return read }
         }
-        let payload = MediaType(path: file.path.string).isAlreadyCompressed ? ChunkPayload.raw(bytes) : ChunkPayload.encode(raw: bytes)
+        let payload = MediaType(path: file.path.string).isAlreadyCompressed ? ChunkPayload.raw(bytes) : ChunkPayload.encode(raw: bytes, using: compressor)
         var prepared = PreparedChunk(payload: payload)
         if let segmentCipher, payload.encodedLength >= smallestSealedChunk {
             prepared.sealedOnce = OneTimeSeal.seal(payload.data, cipher: segmentCipher)

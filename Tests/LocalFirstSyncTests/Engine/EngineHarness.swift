@@ -94,4 +94,14 @@ extension EngineHarness {
         }
         return (channel, decision)
     }
+
+    /// The reply of a raw receiver that takes every chunk of every asset offered.
+    static func acceptingEverything(_ offer: WireMessage.Offer) -> WireMessage {
+        let needed = offer.assets.map { asset in
+            WireMessage.NeededChunks(contentID: asset.contentID, files: asset.files.enumerated().map { index, file in
+                .init(fileIndex: UInt16(index), chunks: .all(count: UInt32(file.manifest.chunks.count)))
+            })
+        }
+        return .offerReply(.init(offerID: offer.offerID, decision: .accepted, needed: needed))
+    }
 }

@@ -26,12 +26,7 @@ import Testing
             guard let message else { break }
             switch message {
             case let .offer(offer):
-                let needed = offer.assets.map { asset in
-                    WireMessage.NeededChunks(contentID: asset.contentID, files: asset.files.enumerated().map { index, file in
-                        .init(fileIndex: UInt16(index), chunks: .all(count: UInt32(file.manifest.chunks.count)))
-                    })
-                }
-                try await channel.send(.offerReply(.init(offerID: offer.offerID, decision: .accepted, needed: needed)))
+                try await channel.send(EngineHarness.acceptingEverything(offer))
             case let .ping(ping):
                 try await channel.send(.pong(.init(nonce: ping.nonce)))
             case let .cancel(cancel):
