@@ -40,7 +40,11 @@ import Testing
         return cancelled
     }
 
-    @Test func theSenderGivesUpOnReceiptsThatNeverCome() async throws {
+    /// Stepped one second at a time, and ten: the watcher counts the time that passed on the
+    /// engine's clock, not its wake-ups (counting wake-ups, a watcher woken late — a loaded
+    /// machine, or a clock stepped faster than the task ran — gave up many times too late).
+    @Test(arguments: [1, 10]) func theSenderGivesUpOnReceiptsThatNeverCome(stepSeconds: Int) async throws {
+        let step = Duration.seconds(stepSeconds)
         try await TestSupport.withTemporaryDirectory { root in
             let network = InMemoryNetwork()
             let clock = ManualClock()
@@ -56,7 +60,7 @@ import Testing
             let allowed = ReceiptDeadline.silence(owedBytes: bytes)
             // Once the offer is answered (state .transferring) its reply timer is gone, and the only
             // sleeper that can appear on the engine's clock is the receipt watcher, waking every
-            // second: step it one second at a time until the push ends. Each phase has a real-time
+            // second: step it `step` at a time until the push ends. Each phase has a real-time
             // bound of its own, so a slow first phase cannot leave the second none; the engine time
             // stepped is checked afterwards, not used as a bound, so a late give-up fails the test
             // instead of leaving it waiting for a push that never ends.
@@ -69,8 +73,8 @@ import Testing
             let gaveUp = ContinuousClock.now + .seconds(25)
             while transfer.latestUpdates.first?.state.isFinal != true, ContinuousClock.now < gaveUp {
                 if clock.sleeperCount > 0 {
-                    clock.advance(by: .seconds(1))
-                    waited += .seconds(1)
+                    clock.advance(by: step)
+                    waited += step
                 } else {
                     try await Task.sleep(for: .milliseconds(1))
                 }
@@ -80,7 +84,7 @@ import Testing
                 transfer.cancel()
                 return
             }
-            #expect(waited <= allowed + .seconds(5), "gave up late (\(waited) stepped, \(allowed) allowed)")
+            #expect(waited <= allowed + step + .seconds(5), "gave up late (\(waited) stepped, \(allowed) allowed)")
             let summaries = await transfer.waitUntilCompleted()
             let summary = try #require(summaries.first)
             guard case let .failed(reason) = summary.state else {
