@@ -112,9 +112,8 @@ actor PeerSendJob {
         } else {
             let failure: AssetFailure = gaveUp != nil && cut == nil ? .timedOut(reason: lost) : .connectionLost(reason: lost)
             fail(owed.keys.map(\.contentID), failure)
-            for index in launched..<push.batchCount {
-                if let batch = push.batch(index) { fail(batch.assets.map(\.contentID), failure) }
-            }
+            // Never offered: those fed already and those the scan has still to feed.
+            await forEachBatch(from: launched) { fail($0.assets.map(\.contentID), failure) }
         }
         owed = [:]
         for (asset, reason) in push.unofferable {
@@ -243,10 +242,17 @@ actor PeerSendJob {
     /// that keeps its place here would hold the scan (and every other peer) for good.
     private func endPush(after index: Int, state: TransferState, failure: AssetFailure) async {
         await leave(atBatch: index, settled: [])
-        var later = index + 1
+        await forEachBatch(from: index + 1) { end($0, state: state, failure: failure) }
+    }
+
+    /// Runs `body` on every batch from `index` on, those the scan has fed and those
+    /// it has still to feed, letting each go as it is counted: the feed waits for
+    /// the slowest peer, and must never be held by one that has stopped.
+    private func forEachBatch(from index: Int, _ body: (OutgoingPush.Batch) -> Void) async {
+        var later = index
         push.advance(consumer, to: later)
         while await push.ready(later) {
-            if let batch = push.batch(later) { end(batch, state: state, failure: failure) }
+            if let batch = push.batch(later) { body(batch) }
             later += 1
             push.advance(consumer, to: later)
         }

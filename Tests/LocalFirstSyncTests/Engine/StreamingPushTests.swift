@@ -5,6 +5,7 @@ import Testing
 @testable import LocalFirstSync
 @testable import LFSyncContent
 @testable import LFSyncSystem
+@testable import LocalFirstSyncTesting
 
 /// A push offered while its library is still being hashed: the scan hands
 /// over whole folders in order, the push feeds offers as they come, and a
@@ -217,6 +218,35 @@ import Testing
             }
             #expect(summary.assetsFailed == push.push.contentCount, "every content of the push is counted, fed before or after the decline")
             #expect(try EngineHarness.tree(desk.library).isEmpty)
+        }
+    }
+
+    /// A peer whose connection is lost while the scan is still feeding the push: every content
+    /// of the push is counted for it, those fed before the loss and those fed after, so a
+    /// summary (and `lfsync push --json`) adds up to the push. It used to count only the
+    /// batches that existed when the connection went.
+    @Test func aPeerCutOffWhileTheScanFeedsCountsEveryContent() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let network = InMemoryNetwork()
+            let laptop = try TestDevice(name: "laptop", root: root, transport: network.transport(host: "laptop"))
+            let desk = try TestDevice(name: "desk", root: root, transport: network.transport(host: "desk"), trusting: [laptop.identity])
+            try await desk.start(host: "desk")
+            // The link dies a few small files into the push.
+            network.setFaults(.cutAfter(bytes: 30_000), for: desk.address)
+            try await laptop.sync.connect(to: desk.address, expecting: desk.identity.deviceID)
+            let folders = OutgoingPush.maxHeldBatches * 2
+            _ = try Self.writeLibrary(at: laptop.library, folders: folders)
+            let push = try await laptop.sync.push(library: laptop.library, cache: laptop.scanCache, chunkIndex: laptop.chunkIndex,
+                                                  segmentFiles: 3)
+            let summary = try #require(await push.transfer.waitUntilCompleted().first)
+            _ = try await push.scan.value.get()
+            guard case .failed = summary.state else {
+                Issue.record("expected the cut peer to fail, got \(summary.state)")
+                return
+            }
+            #expect(summary.assetsStored < push.push.contentCount, "the cut came before the end")
+            #expect(summary.assetsStored + summary.assetsFailed == push.push.contentCount,
+                    "stored \(summary.assetsStored) + failed \(summary.assetsFailed) of \(push.push.contentCount)")
         }
     }
 
