@@ -113,7 +113,7 @@ actor PeerSendJob {
             let failure: AssetFailure = gaveUp != nil && cut == nil ? .timedOut(reason: lost) : .connectionLost(reason: lost)
             fail(owed.keys.map(\.contentID), failure)
             // Never offered: those fed already and those the scan has still to feed.
-            await forEachBatch(from: launched) { fail($0.assets.map(\.contentID), failure) }
+            await forEachBatch(from: launched) { fail($0, failure) }
         }
         owed = [:]
         for (asset, reason) in push.unofferable {
@@ -549,6 +549,17 @@ actor PeerSendJob {
     private func end(_ batch: OutgoingPush.Batch, state: TransferState, failure: AssetFailure) {
         if case .declined = state { summary.state = state } else if !summary.state.isFinal { summary.state = state }
         for asset in batch.assets { owed[ReceiptKey(offerID: batch.offerID, contentID: asset.contentID)] = nil }
+        fail(batch, failure)
+    }
+
+    /// Fails every content of a batch that is not going to be sent. A content the
+    /// batch repeats, with no receipt outstanding and no failure, was counted stored
+    /// at an earlier occurrence (as `expect` assumes): the content as a whole is not
+    /// stored now, and counting it both ways made stored + failed exceed the push.
+    private func fail(_ batch: OutgoingPush.Batch, _ failure: AssetFailure) {
+        for content in batch.repeated where summary.failures[content] == nil && outstanding[content] == nil {
+            summary.assetsStored -= 1
+        }
         fail(batch.assets.map(\.contentID), failure)
     }
 }
