@@ -15,7 +15,8 @@ import LFSyncSystem
 /// installed; different content (or a directory, symlink, FIFO…) gets the
 /// file stored beside it under a `ConflictName`. The directories that gained
 /// entries are fsynced before `install` returns, so a reported install
-/// survives power loss (file data was fsynced by `IncomingFile.verify()`).
+/// survives power loss (file data was made durable before: `StagedFile.prepareForInstall`,
+/// or the group's `StagingArea.syncFileSystem`).
 ///
 /// **All or nothing — in-process.** If a later file of the asset fails, the
 /// files this call already moved are renamed back to their staging names

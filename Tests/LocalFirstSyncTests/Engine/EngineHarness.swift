@@ -104,4 +104,14 @@ extension EngineHarness {
         }
         return .offerReply(.init(offerID: offer.offerID, decision: .accepted, needed: needed))
     }
+
+    /// The serving side of a raw peer: accepts one connection, answers its Hello with
+    /// `hello` and accepts it. Nil when the other side sent no Hello.
+    static func rawAccept(on listener: any Listener, identity: DeviceIdentity, hello: WireMessage.Hello) async throws -> SecureChannel? {
+        let channel = try await SecureChannel.accept(over: try await listener.accept(), identity: identity)
+        guard case .hello? = try await channel.receive() else { return nil }
+        try await channel.send(.hello(hello))
+        try await channel.send(.connectionDecision(.init(accepted: true, reason: nil)))
+        return channel
+    }
 }

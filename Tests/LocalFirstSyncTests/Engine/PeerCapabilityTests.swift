@@ -27,11 +27,8 @@ import Testing
     /// records how it was encoded, and sends a `stored` Receipt once a content
     /// has all its chunks. Runs until the connection ends.
     static func plainReceiver(on listener: any Listener, identity: DeviceIdentity, seen: Seen) async throws {
-        let channel = try await SecureChannel.accept(over: try await listener.accept(), identity: identity)
-        guard case .hello? = try await channel.receive() else { return }
-        try await channel.send(.hello(.init(
-            protocolVersion: WireProtocol.version, deviceName: "plain", softwareVersion: "0", capabilities: [])))
-        try await channel.send(.connectionDecision(.init(accepted: true, reason: nil)))
+        let hello = WireMessage.Hello(protocolVersion: WireProtocol.version, deviceName: "plain", softwareVersion: "0", capabilities: [])
+        guard let channel = try await EngineHarness.rawAccept(on: listener, identity: identity, hello: hello) else { return }
         var hashes: [ContentID: [[Hash256]]] = [:]
         var missing: [ContentID: Int] = [:]
         while true {

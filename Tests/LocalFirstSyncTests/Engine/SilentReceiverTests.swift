@@ -15,10 +15,8 @@ import Testing
     /// Serves one connection: accepts it and its first offer (every chunk), answers Pings,
     /// swallows the rest; returns the offer IDs it was sent a Cancel for.
     static func silentReceiver(on listener: any Listener, identity: DeviceIdentity) async throws -> [UInt64] {
-        let channel = try await SecureChannel.accept(over: try await listener.accept(), identity: identity)
-        guard case .hello? = try await channel.receive() else { return [] }
-        try await channel.send(.hello(ConnectionSetUp.hello(deviceName: "silent")))
-        try await channel.send(.connectionDecision(.init(accepted: true, reason: nil)))
+        guard let channel = try await EngineHarness.rawAccept(
+            on: listener, identity: identity, hello: ConnectionSetUp.hello(deviceName: "silent")) else { return [] }
         var cancelled: [UInt64] = []
         while true {
             let message: WireMessage?
