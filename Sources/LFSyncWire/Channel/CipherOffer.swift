@@ -8,14 +8,21 @@ import LFSyncCrypto
 enum CipherOffer {
     package static let offerLength = SecureChannel.protocolTag.count + 1
 
-    package static func encode(_ ciphers: [NoiseCipher]) -> [UInt8] {
-        SecureChannel.protocolTag + [ciphers.reduce(UInt8(0)) { $0 | bit($1) }]
+    /// `tag` is ours but for tests that play an lfsync of another version.
+    package static func encode(_ ciphers: [NoiseCipher], tag: [UInt8] = SecureChannel.protocolTag) -> [UInt8] {
+        tag + [ciphers.reduce(UInt8(0)) { $0 | bit($1) }]
     }
 
     /// The responder's side: the first of `preferred` that the offer lists.
+    /// An offer from any lfsync version from 2 on is answered, not only our own: the
+    /// handshake binds the offer as it was sent, and the Hellos that follow tell a peer
+    /// of another version, with Error 1, why the two cannot talk. Closing on the tag
+    /// alone would leave that peer with nothing but a dropped connection.
     package static func choose(from offer: [UInt8], preferring preferred: [NoiseCipher]) throws(SecureChannelError) -> NoiseCipher {
-        guard offer.count == offerLength, Array(offer.prefix(SecureChannel.protocolTag.count)) == SecureChannel.protocolTag else {
-            throw .incompatiblePeer("its opening is not an lfsync/2 cipher offer")
+        guard offer.count == offerLength, offer.prefix(tagStem.count).elementsEqual(tagStem),
+              let digit = offer.dropFirst(tagStem.count).first, (UInt8(ascii: "2")...UInt8(ascii: "9")).contains(digit)
+        else {
+            throw .incompatiblePeer("its opening is not an lfsync cipher offer")
         }
         let mask = offer[offer.count - 1]
         guard let cipher = preferred.first(where: { mask & bit($0) != 0 }) else {
@@ -31,6 +38,9 @@ enum CipherOffer {
         }
         return cipher
     }
+
+    /// `lfsync/`, which the version digit follows.
+    private static let tagStem = Array(SecureChannel.protocolTag.dropLast())
 
     private static func bit(_ cipher: NoiseCipher) -> UInt8 { 1 << (cipher.rawValue - 1) }
 }

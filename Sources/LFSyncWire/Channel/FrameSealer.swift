@@ -69,19 +69,22 @@ enum FrameSealer {
     /// The bytes for `parts`, in order: each stream stretch sealed by `seal(_:with:)`,
     /// each segment behind its marker and its header (both small, appended to the
     /// bytes before them) and then its sealed bytes as they are — shared with every
-    /// other peer's channel, never copied.
-    static func seal(_ parts: [Part], with cipher: inout NoiseCipherState) throws(NoiseError) -> [[UInt8]] {
+    /// other peer's channel, never copied. `streamOffset` counts the frame-stream
+    /// bytes sent so far (a header names where its segment begins).
+    static func seal(_ parts: [Part], with cipher: inout NoiseCipherState, streamOffset: inout UInt64) throws(NoiseError) -> [[UInt8]] {
         var outputs: [[UInt8]] = []
         var pending: [UInt8] = []
         for part in parts {
             switch part {
             case let .stream(pieces):
                 let sealed = try seal(pieces, with: &cipher)
+                streamOffset += UInt64(pieces.reduce(0) { $0 + $1.count })
                 if pending.isEmpty { pending = sealed } else { pending += sealed }
             case let .segment(seal):
-                var header = SegmentHeader(length: seal.plaintextCount, key: seal.key).encoded
+                var header = SegmentHeader(offset: streamOffset, length: seal.plaintextCount, key: seal.key).encoded
                 defer { SecureBytes.wipe(&header) }
-                let sealedHeader = try cipher.encrypt(header)
+                let sealedHeader = try cipher.encrypt(header, ad: SegmentHeader.associatedData)
+                streamOffset += UInt64(seal.plaintextCount)
                 pending += SegmentHeader.marker
                 NoiseMessageFramer.prefixed(sealedHeader, into: &pending)
                 outputs.append(pending)

@@ -8,13 +8,28 @@ import LFSyncCrypto
 /// Received arrays are kept as they came, not copied into one buffer: a
 /// message that lies inside one is handed out where it lies, and only a
 /// message straddling two arrays is gathered (at most 64 KiB per receive).
+///
+/// A peer that trickles its bytes in one per TCP segment must not cost more
+/// than the bytes themselves: a small receive is added to the last queued array
+/// rather than kept as an array of its own (an array costs some 50 bytes of
+/// heap, whatever it holds), and the bytes queued are counted as they come, so
+/// asking whether a segment is complete never walks the queue.
 struct NoiseMessageFramer: Sendable {
+    /// Receives smaller than this join the last queued array when it is small too.
+    static let coalescingLimit = 16 * 1024
+
     /// The array being read, from `readIndex` on.
     private var buffer: [UInt8] = []
     private var readIndex = 0
-    /// Arrays received after `buffer`, in order, untouched.
+    /// Arrays received after `buffer`, in order (small ones joined).
     private var queued: [[UInt8]] = []
     private var queuedIndex = 0
+    /// Bytes in `queued[queuedIndex...]`.
+    private var queuedByteCount = 0
+
+    /// Arrays held beyond the one being read: bounded by the bytes held over
+    /// `coalescingLimit`, however those bytes were cut into receives.
+    package var queuedArrayCount: Int { queued.count - queuedIndex }
 
     package static func prefixed(_ message: [UInt8], into output: inout [UInt8]) {
         precondition(message.count <= Noise.maxMessageLength)
@@ -31,8 +46,26 @@ struct NoiseMessageFramer: Sendable {
             queued.removeAll(keepingCapacity: true)
             queuedIndex = 0
         } else {
-            queued.append(bytes)
+            queuedByteCount += bytes.count
+            if bytes.count < Self.coalescingLimit, queuedIndex < queued.count, queued[queued.count - 1].count < Self.coalescingLimit {
+                queued[queued.count - 1].append(contentsOf: bytes)
+            } else {
+                queued.append(bytes)
+            }
         }
+    }
+
+    /// Takes the next queued array out of the queue.
+    private mutating func dequeue() -> [UInt8] {
+        let next = queued[queuedIndex]
+        queued[queuedIndex] = []
+        queuedIndex += 1
+        queuedByteCount -= next.count
+        if queuedIndex == queued.count {
+            queued.removeAll(keepingCapacity: true)
+            queuedIndex = 0
+        }
+        return next
     }
 
     /// The next complete message (a copy), or nil when more bytes are needed.
@@ -55,13 +88,7 @@ struct NoiseMessageFramer: Sendable {
                 }
             }
             guard queuedIndex < queued.count else { return nil }
-            let next = queued[queuedIndex]
-            queued[queuedIndex] = []
-            queuedIndex += 1
-            if queuedIndex == queued.count {
-                queued.removeAll(keepingCapacity: true)
-                queuedIndex = 0
-            }
+            let next = dequeue()
             if unread == 0 {
                 buffer = next
                 readIndex = 0
@@ -111,28 +138,20 @@ struct NoiseMessageFramer: Sendable {
             readIndex = start + count
             return try Self.call(body, with: buffer, start..<start + count)
         }
-        var available = unread
-        for index in queuedIndex..<queued.count { available += queued[index].count }
-        guard available >= count else { return nil }
+        guard unread + queuedByteCount >= count else { return nil }
         var gathered: [UInt8] = []
         gathered.reserveCapacity(count)
         gathered.append(contentsOf: buffer[readIndex...])
         buffer = []
         readIndex = 0
         while gathered.count < count {
-            let next = queued[queuedIndex]
-            queued[queuedIndex] = []
-            queuedIndex += 1
+            let next = dequeue()
             let take = min(count - gathered.count, next.count)
             gathered.append(contentsOf: next[0..<take])
             if take < next.count {
                 buffer = next
                 readIndex = take
             }
-        }
-        if queuedIndex == queued.count {
-            queued.removeAll(keepingCapacity: true)
-            queuedIndex = 0
         }
         return try Self.call(body, with: gathered, 0..<count)
     }

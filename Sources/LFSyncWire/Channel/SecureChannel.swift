@@ -9,8 +9,8 @@ import LFSyncTransport
 /// Sending and receiving are independent (one actor each), so a peer's send
 /// task and receive task never wait for each other.
 package final class SecureChannel: Sendable {
-    /// Opens the initiator's cipher offer: both sides must agree they speak this protocol.
-    package static let protocolTag = Array("lfsync/2".utf8)
+    /// Opens the initiator's cipher offer: `lfsync/` and the protocol version's digit.
+    package static let protocolTag = Array("lfsync/3".utf8)
     package static let defaultHandshakeTimeout: Duration = .seconds(10)
 
     /// Who is on the other end, proven by the handshake.
@@ -42,13 +42,19 @@ package final class SecureChannel: Sendable {
     /// - Parameter ciphers: what we offer (by default every cipher this machine can use).
     package static func initiate(
         over connection: any Connection, identity: DeviceIdentity, expectedPeer: DeviceID? = nil,
-        ciphers: [NoiseCipher] = NoiseCipher.usable, timeout: Duration = defaultHandshakeTimeout
+        ciphers: [NoiseCipher] = NoiseCipher.usable, timeout: Duration = defaultHandshakeTimeout,
+        protocolTag: [UInt8] = SecureChannel.protocolTag
     ) async throws(SecureChannelError) -> SecureChannel {
         try await withDeadline(timeout, clock: ContinuousClock(), connection: connection) { () async throws(SecureChannelError) -> SecureChannel in
             var framer = NoiseMessageFramer()
-            let offer = CipherOffer.encode(ciphers)
+            let offer = CipherOffer.encode(ciphers, tag: protocolTag)
             try await sendHandshake(offer, on: connection)
-            let choice = try await receiveHandshake(on: connection, framer: &framer)
+            let choice: [UInt8]
+            do throws(SecureChannelError) { choice = try await receiveHandshake(on: connection, framer: &framer) } catch {
+                // A version-2 lfsync closes on a version-3 offer without a word.
+                guard case .truncated = error else { throw error }
+                throw .incompatiblePeer("it closed the connection at our lfsync/3 cipher offer: it may run an older lfsync (protocol version 2), which cannot talk to this one")
+            }
             let cipher = try CipherOffer.chosen(choice, offered: ciphers)
             var handshake = try noise { () throws(NoiseError) in
                 try NoiseHandshake(pattern: .xx, role: .initiator, prologue: offer + choice, cipher: cipher, staticKeyPair: identity.keyPair)

@@ -11,6 +11,8 @@ actor SecureChannelReader {
     private var frames = FrameDecoder()
     private var progress = FrameProgress()
     private(set) var bytesRead: UInt64 = 0
+    /// Frame-stream bytes decrypted so far: where a shared segment must say it begins.
+    private var streamOffset: UInt64 = 0
     private var failed: SecureChannelError?
 
     package init(connection: any Connection, cipher: NoiseCipherState, framer: NoiseMessageFramer) {
@@ -107,7 +109,10 @@ actor SecureChannelReader {
             let opened = try framer.withNextBytes(header.length + Noise.tagLength) { (sealed) throws(SecureChannelError) -> Decrypted in
                 try open(sealed, header: header)
             }
-            if opened != nil { segment = .none }
+            if opened != nil {
+                segment = .none
+                streamOffset += UInt64(header.length)
+            }
             return opened
         }
         return try framer.withNextMessage { (ciphertext: UnsafeRawBufferPointer) throws(SecureChannelError) -> Decrypted in
@@ -118,14 +123,12 @@ actor SecureChannelReader {
                 return .segmentControl
             }
             if case .header = segment {
-                var plaintext: [UInt8]
-                do throws(NoiseError) { plaintext = try cipher.decrypt(ciphertext) } catch { throw .handshake(error) }
-                defer { SecureBytes.wipe(&plaintext) }
-                segment = .body(try SegmentHeader(decoding: plaintext, limit: frames.maxFrameLength))
+                segment = .body(try openHeader(ciphertext))
                 return .segmentControl
             }
             do throws(NoiseError) {
                 let count = ciphertext.count - Noise.tagLength
+                defer { streamOffset += UInt64(count) }
                 let inPlace = try frames.appendInPlace(count: count) { (output: UnsafeMutableRawBufferPointer) throws(NoiseError) in
                     guard let base = output.baseAddress else { throw .truncated }
                     try cipher.decrypt(ciphertext, into: base)
@@ -135,6 +138,33 @@ actor SecureChannelReader {
                 throw .handshake(error)
             }
         }
+    }
+
+    /// A header message: it opens only with the header's associated data (so a
+    /// transport message cannot pass for one, nor a header for stream bytes), it
+    /// must name the offset the stream has reached, and its segment must be
+    /// exactly the data of the Chunk frame under way — the only place a sender
+    /// puts one. So a segment's bytes, which every co-recipient of a broadcast
+    /// could forge, can only ever be chunk data, which the receiver checks
+    /// against its hash; never a frame header.
+    private func openHeader(_ ciphertext: UnsafeRawBufferPointer) throws(SecureChannelError) -> SegmentHeader {
+        var plaintext: [UInt8]
+        do throws(NoiseError) {
+            plaintext = try cipher.decrypt(Array(ciphertext), ad: SegmentHeader.associatedData)
+        } catch {
+            throw .badSegment("its header message fails authentication as a header (a transport message, or out of place)")
+        }
+        defer { SecureBytes.wipe(&plaintext) }
+        let header = try SegmentHeader(decoding: plaintext, limit: frames.maxFrameLength)
+        guard header.offset == streamOffset else {
+            throw .badSegment("its header says it begins at stream byte \(header.offset), but the stream is at \(streamOffset)")
+        }
+        guard let frame = frames.frameUnderWay, frame.type == WireMessageType.chunk.rawValue,
+              frame.filled == WireMessage.Chunk.fieldsLength, frame.missing == header.length
+        else {
+            throw .badSegment("its \(header.length) bytes are not the data of the Chunk frame under way")
+        }
+        return header
     }
 
     /// A segment's sealed bytes, opened with the key its header gave — into the

@@ -14,6 +14,8 @@ actor SecureChannelWriter {
     private let connection: any Connection
     private var cipher: NoiseCipherState
     private(set) var bytesWritten: UInt64 = 0
+    /// Frame-stream bytes sealed so far: where the next shared segment would begin.
+    private var streamOffset: UInt64 = 0
     private var failed: SecureChannelError?
     /// Whether a send holds the turn; the others wait here, in order.
     private let turn = Monitor(false)
@@ -56,7 +58,7 @@ actor SecureChannelWriter {
         if let failed { throw failed }
         let outputs: [[UInt8]]
         do {
-            outputs = try FrameSealer.seal(parts, with: &cipher)
+            outputs = try FrameSealer.seal(parts, with: &cipher, streamOffset: &streamOffset)
         } catch {
             failed = .handshake(error)
             throw .handshake(error)

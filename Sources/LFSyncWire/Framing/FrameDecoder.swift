@@ -44,6 +44,15 @@ package struct FrameDecoder: Sendable {
     /// returned: the end of the stream now means it was cut short.
     package var hasPartialFrame: Bool { bufferedByteCount > 0 || pending != nil || !header.isEmpty }
 
+    /// The frame whose header is in and whose payload is still arriving: its
+    /// type, the payload bytes in and those still missing. Nil between frames
+    /// (or while a header is incomplete). A shared segment may only complete a
+    /// Chunk frame, and the channel checks that here.
+    package var frameUnderWay: (type: UInt8, filled: Int, missing: Int)? {
+        guard header.isEmpty, let pending else { return nil }
+        return (pending.type, pending.filled, pending.missing)
+    }
+
     private struct PendingFrame: Sendable {
         var type: UInt8
         /// Already the payload's full length; bytes from `filled` on are not written yet.

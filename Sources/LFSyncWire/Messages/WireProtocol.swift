@@ -3,10 +3,10 @@ package enum WireProtocol {
     /// The protocol version this build speaks, sent in Hello. It changes only
     /// for incompatible changes; additions that old peers can ignore travel
     /// as capability bits or new message types instead.
-    package static let version: UInt16 = 2
+    package static let version: UInt16 = 3
 
     /// Versions whose Hello (and everything after it) this build can decode.
-    package static let supportedVersions: ClosedRange<UInt16> = 2...2
+    package static let supportedVersions: ClosedRange<UInt16> = 3...3
 
     /// No message payload may exceed this; it equals the default frame limit,
     /// so anything we encode passes a default `FrameDecoder`.

@@ -123,13 +123,16 @@ import Testing
     /// buffered, and a header of any other size is refused.
     @Test func segmentHeadersAreBoundsChecked() throws {
         let key = SecureBytes(copying: [UInt8](repeating: 9, count: 32))
-        let header = SegmentHeader(length: 70_000, key: key)
+        let header = SegmentHeader(offset: 0x0102_0304_0506_0708, length: 70_000, key: key)
+        #expect(header.encoded.count == 44)
+        #expect(Array(header.encoded.prefix(12)) == [1, 2, 3, 4, 5, 6, 7, 8, 0, 1, 0x11, 0x70])
         let decoded = try SegmentHeader(decoding: header.encoded, limit: 70_000)
+        #expect(decoded.offset == 0x0102_0304_0506_0708)
         #expect(decoded.length == 70_000)
         #expect(decoded.key.bytes == key.bytes)
         #expect(throws: SecureChannelError.self) { _ = try SegmentHeader(decoding: header.encoded, limit: 4096) }
         #expect(throws: SecureChannelError.self) {
-            _ = try SegmentHeader(decoding: SegmentHeader(length: 0, key: key).encoded, limit: 4096)
+            _ = try SegmentHeader(decoding: SegmentHeader(offset: 0, length: 0, key: key).encoded, limit: 4096)
         }
         #expect(throws: SecureChannelError.self) { _ = try SegmentHeader(decoding: Array(header.encoded.dropLast()), limit: 70_000) }
     }
@@ -152,6 +155,28 @@ import Testing
         #expect(gathered == Array(stream.prefix(100_000)))
         if offset < stream.count { framer.append(Array(stream[offset...])) }
         #expect(framer.next() == [1, 2, 3])
+        #expect(!framer.hasPartialMessage)
+    }
+
+    /// A segment trickled in one byte per receive (one per TCP segment) is held in a few
+    /// arrays, not one per byte (each costs some 50 bytes of heap), and still comes out whole.
+    @Test func aTrickledSegmentIsHeldInFewArrays() throws {
+        let count = 300_000
+        let stream = (0..<count + 2).map { UInt8(truncatingIfNeeded: $0 &* 13) }
+        var framer = NoiseMessageFramer()
+        framer.append([stream[0], stream[1]])
+        _ = framer.withNextBytes(2) { _ in () }
+        var gathered: [UInt8]?
+        var mostArrays = 0
+        for byte in stream.dropFirst(2) {
+            // Asked after every byte, as the reader does after every receive.
+            #expect(gathered == nil)
+            framer.append([byte])
+            mostArrays = max(mostArrays, framer.queuedArrayCount)
+            gathered = framer.withNextBytes(count) { Array($0) }
+        }
+        #expect(gathered == Array(stream.dropFirst(2)))
+        #expect(mostArrays <= 1 + count / NoiseMessageFramer.coalescingLimit, "held \(mostArrays) arrays for \(count) bytes")
         #expect(!framer.hasPartialMessage)
     }
 }

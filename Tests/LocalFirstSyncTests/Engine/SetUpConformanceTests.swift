@@ -61,6 +61,52 @@ import Testing
         }
     }
 
+    /// An lfsync of protocol version 2 opens with its `lfsync/2` offer and a version-2
+    /// Hello: it is answered, not dropped, and told with Error 1 which version this side
+    /// speaks — what its user sees instead of a connection that just closes.
+    @Test func aVersion2PeerIsToldWhichVersionThisSideSpeaks() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let network = InMemoryNetwork()
+            let nas = try await Self.responder(root, network: network)
+            let connection = try await network.transport(host: "old").connect(to: nas.address, timeout: .seconds(5))
+            let channel = try await SecureChannel.initiate(
+                over: connection, identity: .generate(), expectedPeer: nas.identity.deviceID, protocolTag: Array("lfsync/2".utf8))
+            try await channel.send(frames: [Frame(type: Self.helloType, payload: Self.helloPayload(version: 2))])
+            var error: WireMessage.ErrorMessage?
+            do {
+                while let message = try await channel.receive() {
+                    if case let .error(reply) = message { error = reply }
+                }
+            } catch {}
+            #expect(error?.code == .unsupportedProtocolVersion)
+            #expect(error?.message.contains("protocol version 2 is not supported") == true)
+            #expect(error?.message.contains("speaks version 3") == true)
+        }
+    }
+
+    /// The other way round: a version-2 responder closes on our `lfsync/3` offer without a
+    /// word (it accepts only its own tag), and the dialler says what that likely means.
+    @Test func aResponderThatClosesAtTheOfferIsNamedAnOlderVersion() async throws {
+        let network = InMemoryNetwork()
+        let transport = network.transport(host: "new")
+        let listener = try await network.transport(host: "old").listen(on: PeerAddress(host: "old", port: 9))
+        let closer = Task {
+            let connection = try await listener.accept()
+            var framer = NoiseMessageFramer()
+            while framer.next() == nil, let bytes = try await connection.receive() { framer.append(bytes) }
+            await connection.close()
+        }
+        let connection = try await transport.connect(to: listener.localAddress, timeout: .seconds(5))
+        await #expect {
+            _ = try await SecureChannel.initiate(over: connection, identity: .generate())
+        } throws: { error in
+            guard case let .incompatiblePeer(detail)? = error as? SecureChannelError else { return false }
+            return detail.contains("protocol version 2")
+        }
+        try await closer.value
+        await listener.close()
+    }
+
     @Test(arguments: ["bidi\u{202E}gpj.exe", "bell\u{7}", "nul\u{0}"])
     func aHelloWithForbiddenTextGetsError2(name: String) async throws {
         try await TestSupport.withTemporaryDirectory { root in

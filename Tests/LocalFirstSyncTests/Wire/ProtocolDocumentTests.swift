@@ -68,9 +68,21 @@ import Testing
         #expect(try DeviceID(parsing: text) == DeviceID(publicKey: key))
     }
 
+    /// A shared segment's header plaintext, and the associated data that sets a header
+    /// message apart from a transport message, as the document spells them.
+    @Test func segmentHeaderExample() throws {
+        let header = SegmentHeader(offset: 1000, length: 65536, key: SecureBytes(copying: [UInt8](repeating: 0x42, count: 32)))
+        #expect(try Self.hexExample("segment-header-plaintext") == header.encoded)
+        let document = try String(contentsOf: Self.documentURL, encoding: .utf8)
+        #expect(document.contains("associated data** `\(String(decoding: SegmentHeader.associatedData, as: UTF8.self))`"))
+        let spelled = SegmentHeader.associatedData.map { String($0, radix: 16) }.joined(separator: " ")
+        #expect(document.contains("`\(spelled)`"))
+        #expect(document.contains("`\(String(decoding: SecureChannel.protocolTag, as: UTF8.self))` (`\(SecureChannel.protocolTag.map { String($0, radix: 16) }.joined(separator: " "))`"))
+    }
+
     @Test func frameExamples() throws {
         let expected: [String: WireMessage] = [
-            "hello-frame": .hello(.init(protocolVersion: 2, deviceName: "laptop", softwareVersion: "0.1.0", capabilities: .zstd)),
+            "hello-frame": .hello(.init(protocolVersion: 3, deviceName: "laptop", softwareVersion: "0.1.0", capabilities: .zstd)),
             "ping-frame": .ping(.init(nonce: 0x0102_0304_0506_0708)),
             "offer-reply-frame": .offerReply(.init(offerID: 7, decision: .accepted, needed: [
                 .init(contentID: Self.exampleContentID, files: [.init(fileIndex: 0, chunks: ChunkIndexSet([0, 1, 2, 5]))]),

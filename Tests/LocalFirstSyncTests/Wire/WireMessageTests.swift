@@ -42,15 +42,16 @@ import Testing
     }
 
     @Test func unsupportedHelloVersionGetsAClearError() throws {
-        for version: UInt16 in [1, 3] {
+        for version: UInt16 in [1, 2, 4] {
             var hello = WireMessage.Hello(deviceName: "elsewhen", softwareVersion: "9.0")
             hello.protocolVersion = version
             let frame = try WireMessage.hello(hello).frame()
             #expect(throws: WireError.unsupportedProtocolVersion(version)) { try WireMessage(frame: frame) }
         }
-        let reply = WireMessage.ErrorMessage(for: .unsupportedProtocolVersion(3))
+        let reply = WireMessage.ErrorMessage(for: .unsupportedProtocolVersion(2))
         #expect(reply.code == .unsupportedProtocolVersion)
-        #expect(reply.message.contains("protocol version 3 is not supported"))
+        #expect(reply.message.contains("protocol version 2 is not supported"))
+        #expect(reply.message.contains("speaks version 3"))
         #expect(try roundTrip(.error(reply)) == .error(reply))
     }
 
