@@ -20,7 +20,7 @@ RELEASE_BIN  := .build/release
 # fails the build, even when that module happens to be built already.
 LAYERS       := --explicit-target-dependency-import-check error
 
-.PHONY: all lab deps lab-deps test-deps bench-deps bench docs install uninstall build release test unit-test demo bench-content bench-channel bench-broadcast clean
+.PHONY: all lab deps lab-deps test-deps bench-deps bench docs install uninstall build release test unit-test demo bench-content bench-channel bench-broadcast clean fuzz fuzz-seeds test-tsan test-asan
 
 all: build
 
@@ -101,6 +101,36 @@ test: deps test-deps lab-deps
 	LFSYNC_BENCH_BINARY=$(CURDIR)/$(DEBUG_BIN)/lfsync-bench \
 	LFSYNC_HOSTILE_PEER=$(CURDIR)/$(DEBUG_BIN)/lfsync-hostile-peer \
 	$(SWIFT) test --skip-build $(TEST_PARALLELISM)
+
+# The suite under a sanitizer, each in a build directory of its own (the debug build is
+# left alone). Where a test cannot run under one, it says so and is skipped (LFSYNC_SANITIZER).
+SANITIZED_ENV = LFSYNC_BINARY=$(CURDIR)/$(1)/debug/lfsync \
+	LFSYNC_DISCOVERY_PROBE=$(CURDIR)/$(1)/debug/lfsync-discovery-probe \
+	LFSYNC_BENCH_BINARY=$(CURDIR)/$(1)/debug/lfsync-bench \
+	LFSYNC_HOSTILE_PEER=$(CURDIR)/$(1)/debug/lfsync-hostile-peer
+test-tsan: deps test-deps lab-deps
+	$(SWIFT) build --build-tests --sanitize=thread --build-path .build/tsan
+	$(call SANITIZED_ENV,.build/tsan) LFSYNC_SANITIZER=thread TSAN_OPTIONS=halt_on_error=1 \
+	$(SWIFT) test --skip-build --sanitize=thread --build-path .build/tsan $(TEST_PARALLELISM)
+
+test-asan: deps test-deps lab-deps
+	$(SWIFT) build --build-tests --sanitize=address --build-path .build/asan
+	$(call SANITIZED_ENV,.build/asan) LFSYNC_SANITIZER=address ASAN_OPTIONS=detect_leaks=0 \
+	$(SWIFT) test --skip-build --sanitize=address --build-path .build/asan $(TEST_PARALLELISM)
+
+# Coverage-guided fuzzing (libFuzzer, AddressSanitizer): every target for FUZZ_SECONDS each,
+# starting from Fuzz/corpus and merging what it learns back into it. Findings (the input that
+# crashed, leaked or hung) land in .build/fuzz/findings; `make test` replays the corpus.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	$(SWIFT) build -c release --build-path .build/fuzz --product lfsync-fuzz \
+	  -Xswiftc -sanitize=fuzzer,address -Xswiftc -DLFSYNC_LIBFUZZER
+	bash scripts/fuzz.sh $(CURDIR)/.build/fuzz/release/lfsync-fuzz $(FUZZ_SECONDS)
+
+# Writes the generated seeds (real encodings, fixture media) that are missing from Fuzz/corpus.
+fuzz-seeds: deps
+	$(SWIFT) build --build-tests $(LAYERS)
+	LFSYNC_WRITE_FUZZ_SEEDS=1 $(SWIFT) test --skip-build --filter FuzzCorpusTests
 
 # The multi-device lab alone (root; network namespaces with their own avahi-daemon).
 # It exits 77 when it cannot run here; that is reported, not a failure.

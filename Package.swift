@@ -53,11 +53,19 @@ let package = Package(
         /// Synthetic media and sample libraries, shared by tests, the demo and the benchmarks.
         .target(name: "LFSyncFixtures", dependencies: ["LocalFirstSync"]),
         .executableTarget(name: "lfsync-bench", dependencies: ["LocalFirstSync", "LFSyncFixtures", "LFSyncTCP", "LFSyncWire"]),
+        /// Every parser of untrusted bytes as a fuzz target; `make fuzz` runs them under libFuzzer,
+        /// the tests replay their corpus (Fuzz/corpus).
+        .target(name: "LFSyncFuzzing", dependencies: [
+            "LFSyncSystem", "LFSyncCrypto", "LFSyncContent", "LFSyncTransport", "LFSyncWire", "LFSyncDiscovery",
+        ]),
+        /// libFuzzer's `LLVMFuzzerRunDriver`, declared for Swift; header-only.
+        .target(name: "CFuzzerDriver"),
+        .executableTarget(name: "lfsync-fuzz", dependencies: ["LFSyncFuzzing", "CFuzzerDriver"]),
         .testTarget(
             name: "LocalFirstSyncTests",
             dependencies: [
                 "LocalFirstSync", "LocalFirstSyncTesting", "LFSyncFixtures", "LFSyncSystem", "LFSyncCrypto", "LFSyncContent",
-                "LFSyncStore", "LFSyncTransport", "LFSyncTCP", "LFSyncWire", "LFSyncDiscovery", "CSodium", "CLinux",
+                "LFSyncStore", "LFSyncTransport", "LFSyncTCP", "LFSyncWire", "LFSyncDiscovery", "CSodium", "CLinux", "LFSyncFuzzing",
             ],
             // Read at run time from the source tree, so that other implementations can use them too.
             exclude: ["Vectors"]

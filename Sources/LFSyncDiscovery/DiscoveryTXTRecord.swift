@@ -11,7 +11,7 @@ internal import CDNSSD
 /// Unknown keys are ignored, so later versions can add some. A record comes
 /// from an untrusted peer: parsing never fails and never traps; what is
 /// malformed is simply absent (`nil`).
-struct DiscoveryTXTRecord: Hashable, Sendable {
+package struct DiscoveryTXTRecord: Hashable, Sendable {
     package static let deviceIDKey = "id"
     package static let versionKey = "v"
     package static let maxDeviceIDBytes = 128

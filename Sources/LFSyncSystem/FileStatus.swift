@@ -18,6 +18,8 @@ public struct FileStatus: Hashable, Sendable {
     public var changeTimeNs: Int64
     /// The permission bits (`st_mode & 0o7777`, sticky bit included).
     public var permissions: UInt32
+    /// The owner's user ID: lfsync writes incoming files only where this user alone can.
+    public var owner: UInt32
 
     package init(_ raw: stat) {
         switch raw.st_mode & S_IFMT {
@@ -27,11 +29,12 @@ public struct FileStatus: Hashable, Sendable {
         default: kind = .other
         }
         size = UInt64(max(0, raw.st_size))
-        modificationTimeNs = Int64(raw.st_mtim.tv_sec) * 1_000_000_000 + Int64(raw.st_mtim.tv_nsec)
+        modificationTimeNs = FileTime.nanoseconds(raw.st_mtim)
         inode = UInt64(raw.st_ino)
         device = UInt64(raw.st_dev)
-        changeTimeNs = Int64(raw.st_ctim.tv_sec) * 1_000_000_000 + Int64(raw.st_ctim.tv_nsec)
+        changeTimeNs = FileTime.nanoseconds(raw.st_ctim)
         permissions = UInt32(raw.st_mode & 0o7777)
+        owner = UInt32(raw.st_uid)
     }
 
     /// `lstat`: never follows a final symlink.

@@ -82,6 +82,10 @@ public actor LocalSync {
     /// Who holds which connection slot (see `ConnectionLimits`).
     private var admission: ConnectionAdmission
     private var tickets: [ObjectIdentifier: ConnectionAdmission.Ticket] = [:]
+    /// Connections still shaking hands, by ticket: the admission may drop the oldest to make room.
+    private var handshaking: [UInt64: any Connection] = [:]
+    /// Failed handshakes come as fast as a stranger can open connections: one line per interval.
+    private var handshakeFailureLog = RateLimitedLog(interval: .seconds(10))
     private var refusalLog = RateLimitedLog(interval: .seconds(10))
     private var listener: (any Listener)?
     private var acceptLoop: Task<Void, Never>?
@@ -258,7 +262,14 @@ public actor LocalSync {
             if let line = refusalLog.note("refused a connection from \(address): \(reason)") { configuration.log(line) }
             // Owed nothing: its descriptor is released now, not after a graceful close's linger.
             Task { await connection.abort() }
-        case let .admitted(ticket):
+        case let .admitted(ticket, evicting):
+            for dropped in evicting {
+                if let old = handshaking.removeValue(forKey: dropped.id) { Task { await old.abort() } }
+            }
+            if !evicting.isEmpty, let line = refusalLog.note("dropped the oldest handshake from \(evicting[0].network) to make room") {
+                configuration.log(line)
+            }
+            handshaking[ticket.id] = connection
             Task {
                 let session = await self.handshakeIncoming(connection, ticket: ticket)
                 if session == nil { self.release(ticket) }
@@ -267,7 +278,12 @@ public actor LocalSync {
     }
 
     private func release(_ ticket: ConnectionAdmission.Ticket) {
+        handshaking[ticket.id] = nil
         admission.release(ticket)
+    }
+
+    private func logHandshakeFailure(_ line: String) {
+        if let line = handshakeFailureLog.note(line) { configuration.log(line) }
     }
 
     private func noteAcceptFailure(_ error: TransportError, retryingIn delay: Duration) {
@@ -288,7 +304,7 @@ public actor LocalSync {
         defer { watchdog.cancel() }
         let channel: SecureChannel
         do { channel = try await SecureChannel.accept(over: connection, identity: identity, timeout: WireProtocol.setUpTimeout, clock: clock) } catch {
-            configuration.log("incoming connection from \(connection.remoteAddress.map { "\($0.host)" } ?? "?") failed: \(error)")
+            logHandshakeFailure("incoming connection from \(connection.remoteAddress.map { "\($0.host)" } ?? "?") failed: \(error)")
             return nil
         }
         await channel.limitIncomingFrames(to: WireProtocol.setUpFrameLimit)
@@ -297,8 +313,18 @@ public actor LocalSync {
             watchdog.cancel()
             try await ConnectionSetUp.answer(theirs, with: hello(), on: channel)
             let peer = Peer(deviceID: channel.remoteDeviceID, name: theirs.deviceName, address: connection.remoteAddress)
+            // No longer a handshake anyone may drop; a trusted device leaves the stranger caps now.
+            handshaking[ticket.id] = nil
+            let trusted = configuration.trust.acceptsConnection(from: peer.deviceID)
+            guard admission.helloArrived(ticket, trusted: trusted) else {
+                try await ConnectionSetUp.decide(false, on: channel, declinedBy: configuration.deviceName,
+                                                 reason: "too many connections are waiting for an answer; try again later")
+                logHandshakeFailure("declined connection from \(peer): too many connections waiting for an answer")
+                await channel.close()
+                return nil
+            }
             let accepted: Bool
-            if configuration.trust.acceptsConnection(from: peer.deviceID) {
+            if trusted {
                 accepted = true
             } else {
                 let decision = OneShotDecision()
@@ -318,7 +344,7 @@ public actor LocalSync {
             configuration.log("accepted connection from \(peer)")
             return session
         } catch {
-            configuration.log("incoming connection failed: \(error)")
+            logHandshakeFailure("incoming connection failed: \(error)")
             await channel.close()
             return nil
         }

@@ -476,7 +476,7 @@ why=""
 [ $rc = 0 ] || why="push after the flood exit $rc;"
 m=$(same "$FLOODSRC" "$LIB_b") || why="$why not byte-exact ($m);"
 kill -0 "$SERVE_b" 2>/dev/null || why="$why b's serve died;"
-grep -q "accepting a connection failed\|refused a connection" "$WORK/b/serve.log" || why="$why serve logged neither a failed accept nor a refusal;"
+grep -q "accepting a connection failed\|refused a connection\|dropped the oldest handshake" "$WORK/b/serve.log" || why="$why serve logged no failed accept, refusal or dropped handshake;"
 fhwm=$(awk '/VmHWM/ {print $2}' "/proc/$SERVE_b/status" 2>/dev/null)
 [ "${fhwm:-0}" -le 153600 ] || why="$why b's serve peaked at $((${fhwm:-0} / 1024)) MiB;"
 note="$(cut -f2 "$WORK/flood.out" | head -c 120) at ulimit -n 128; then a's push: exit $rc in ${secs}s; serve peak RSS $((${fhwm:-0} / 1024)) MiB"

@@ -358,9 +358,7 @@ public struct LibraryScanner: Sendable {
     package static let settlingTimeNs: Int64 = 3_000_000_000
 
     package static func wallClockNs() -> Int64 {
-        var time = timespec()
-        clock_gettime(CLOCK_REALTIME, &time)
-        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+        FileTime.now()
     }
 
     /// Groups files into assets one directory at a time (the walk lists each

@@ -196,15 +196,18 @@ package final class IncomingFile {
                 guard errno == ELOOP else { throw .system(SystemError.current("open", path: displayPath)) }
             } else {
                 var raw = stat()
-                // A hard link could make our writes land in a file elsewhere.
-                if fstat(fd, &raw) == 0, FileStatus(raw).kind == .regular, raw.st_nlink == 1 {
+                // A hard link could make our writes land in a file elsewhere; a file of another
+                // user's, or one others may read, could hand them the incoming bytes.
+                if fstat(fd, &raw) == 0, FileStatus(raw).kind == .regular, raw.st_nlink == 1,
+                   raw.st_uid == geteuid(), raw.st_mode & 0o7777 == Self.fileMode {
                     let file = OwnedDescriptor(taking: fd)
                     try adopt(file, status: FileStatus(raw), &state)
                     return true
                 }
                 close(fd)
             }
-            // Not a plain file of ours (symlink, FIFO, hard link): remove the name, never follow it.
+            // Not a plain private file of ours (symlink, FIFO, hard link, another user's or a
+            // readable file): remove the name, never follow it.
             guard unlinkat(directory, partialName, 0) == 0 || errno == ENOENT else {
                 throw .system(SystemError.current("unlink", path: displayPath))
             }

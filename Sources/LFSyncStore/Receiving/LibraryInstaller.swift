@@ -36,10 +36,17 @@ package struct LibraryInstaller: Sendable {
         self.init(staging: staging, strategy: .best)
     }
 
+    /// Called right after each rename into the library, before the check that
+    /// follows it: tests play there another program that renames its own file
+    /// over the name.
+    let afterRename: (@Sendable (_ name: String, _ directory: OwnedDescriptor) -> Void)?
+
     /// Tests force the fallback rename mechanisms with `strategy`.
-    init(staging: StagingArea, strategy: NoReplaceRename.Strategy) {
+    init(staging: StagingArea, strategy: NoReplaceRename.Strategy,
+         afterRename: (@Sendable (_ name: String, _ directory: OwnedDescriptor) -> Void)? = nil) {
         self.staging = staging
         self.strategy = strategy
+        self.afterRename = afterRename
     }
 
     /// A file this call moved into the library, with what undoing it needs.
@@ -147,22 +154,22 @@ package struct LibraryInstaller: Sendable {
     /// set its ctime) is what the index records, and it must be the very file
     /// that was verified, of its size — a staged name replaced meanwhile (only
     /// a process of this user could) is moved back out at once. A staged file
-    /// whose identity is known is not looked up before the rename as well:
-    /// one lookup per received file instead of two.
+    /// is looked up before the rename (it must be the verified file) and after
+    /// it (the name must still lead there).
     private func place(
         _ staged: StagedFile, at path: LibraryPath, in directory: OwnedDescriptor, placed: inout [Placed]
     ) throws(ReceiveError) -> (InstalledFile, FileStatus?) {
         let stagingDirectory = staging.directory
-        let expected: FileIdentity
-        if let known = staged.identity {
-            expected = known
-        } else {
-            let source = try ReceiveError.system { () throws(SystemError) in
-                try stagingDirectory.statusOfEntry(named: staged.name, staged.displayPath)
-            }
-            guard let source, source.kind == .regular else { throw .stagedFileMissing(fileHash: staged.fileHash) }
-            expected = FileIdentity(source)
+        // The staged name must lead to the verified file before the rename, not only after
+        // it: a rollback moves back only what lfsync verified it put there, so whatever else
+        // a rename moved would stay in the library.
+        let source = try ReceiveError.system { () throws(SystemError) in
+            try stagingDirectory.statusOfEntry(named: staged.name, staged.displayPath)
         }
+        guard let source, source.kind == .regular, source.size == staged.size, staged.identity?.isSame(as: source) ?? true else {
+            throw .stagedFileMissing(fileHash: staged.fileHash)
+        }
+        let expected = staged.identity ?? FileIdentity(source)
 
         // The conflict names only once the name is taken: most files land at their own.
         var names = [path.name]
@@ -182,11 +189,11 @@ package struct LibraryInstaller: Sendable {
             }
             switch outcome {
             case .renamed:
+                afterRename?(name, directory)
                 let status = try? directory.statusOfEntry(named: name, target.description)
-                // Whatever the rename moved is what a rollback moves back.
-                placed.append(Placed(
-                    directory: directory, name: name, staged: staged,
-                    identity: status.map(FileIdentity.init) ?? expected, path: target))
+                // A rollback moves back only the file lfsync verified and renamed: if another
+                // program renamed its own file over the name meanwhile, that file is its own.
+                placed.append(Placed(directory: directory, name: name, staged: staged, identity: expected, path: target))
                 guard let status, status.kind == .regular, expected.isSame(as: status), status.size == staged.size else {
                     throw .stagedFileMissing(fileHash: staged.fileHash)
                 }
@@ -224,12 +231,14 @@ package struct LibraryInstaller: Sendable {
     private func rollBack(_ placed: [Placed], createdDirectories: [(parent: OwnedDescriptor, name: String)]) -> [String] {
         var stayed: [String] = []
         for file in placed.reversed() {
-            // Only our inode: if someone replaced the file meanwhile, it is theirs.
+            // Only our inode: if someone replaced the file meanwhile, it is theirs, and
+            // nothing of ours is left there to move.
             guard let current = try? file.directory.statusOfEntry(named: file.name, file.path.description),
-                  file.identity.isSame(as: current),
-                  (try? NoReplaceRename.rename(
-                      file.name, in: file.directory, to: file.staged.name, in: staging.directory,
-                      what: file.staged.displayPath, strategy: strategy)) == .renamed
+                  file.identity.isSame(as: current)
+            else { continue }
+            guard (try? NoReplaceRename.rename(
+                file.name, in: file.directory, to: file.staged.name, in: staging.directory,
+                what: file.staged.displayPath, strategy: strategy)) == .renamed
             else {
                 stayed.append(file.path.description)
                 continue

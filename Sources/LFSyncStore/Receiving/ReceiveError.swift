@@ -37,6 +37,9 @@ package enum ReceiveError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Both the name and every conflict name for it hold other content.
     case destinationOccupied(String)
     case system(SystemError)
+    /// `.lfsync` or its staging directory belongs to another user: whoever owns
+    /// it could read or replace incoming files.
+    case unsafeStaging(path: String, owner: UInt32, user: UInt32)
     /// The receiving library could not be opened.
     case libraryUnavailable(String)
     /// Installing an asset failed and not all of its already-placed files
@@ -66,6 +69,8 @@ package enum ReceiveError: Error, Equatable, Sendable, CustomStringConvertible {
             "not enough free space: needs \(needed) bytes, \(available) available"
         case let .destinationOccupied(path): "cannot store \"\(path)\": the name and its conflict names hold other files"
         case let .system(error): error.description
+        case let .unsafeStaging(path, owner, user):
+            "refused to receive into \"\(path)\": it belongs to another user (uid \(owner), not \(user)), who could read or replace incoming files; remove it, or give it to this user"
         case let .libraryUnavailable(reason): "cannot open the library: \(reason)"
         case let .partiallyInstalled(installed, cause):
             "\(cause); these files of the asset could not be moved back: \(installed.joined(separator: ", "))"

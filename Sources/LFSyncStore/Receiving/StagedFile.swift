@@ -50,7 +50,14 @@ package struct StagedFile: Sendable, CustomStringConvertible {
     package var description: String { "staged \(fileHash.shortHex) (\(size) bytes)" }
 
     /// Deletes the staged copy (an asset the engine gave up on). Already gone is fine.
+    /// When the verified file is known, only it is unlinked: whatever else
+    /// stands under the name is left alone.
     package func discard() throws(ReceiveError) {
+        if let identity {
+            let current = try ReceiveError.system { () throws(SystemError) in try staging.directory.statusOfEntry(named: name, displayPath) }
+            guard let current else { return }
+            guard identity.isSame(as: current) else { return }
+        }
         guard unlinkat(staging.directory.rawValue, name, 0) == 0 || errno == ENOENT else {
             throw .system(SystemError.current("unlink", path: displayPath))
         }
@@ -128,15 +135,8 @@ package struct StagedFile: Sendable, CustomStringConvertible {
 
     /// Access time left alone, modification time `timeNs` (nanoseconds since 1970).
     private static func times(_ timeNs: Int64) -> (access: timespec, modification: timespec) {
-        let nanosecondsPerSecond: Int64 = 1_000_000_000
-        var seconds = timeNs / nanosecondsPerSecond
-        var nanoseconds = timeNs % nanosecondsPerSecond
-        if nanoseconds < 0 {  // before 1970: tv_nsec must still be in 0..<1e9
-            seconds -= 1
-            nanoseconds += nanosecondsPerSecond
-        }
         // UTIME_OMIT from <sys/stat.h>, which Swift does not import.
         let utimeOmit = (1 << 30) - 2
-        return (timespec(tv_sec: 0, tv_nsec: utimeOmit), timespec(tv_sec: Int(seconds), tv_nsec: Int(nanoseconds)))
+        return (timespec(tv_sec: 0, tv_nsec: utimeOmit), FileTime.timespec(timeNs))
     }
 }

@@ -63,14 +63,30 @@ package final class StagingArea: Sendable {
 
     /// Opens (creating, mode 0700) `.lfsync/staging` through the library's
     /// descriptor. `.lfsync` or `staging` being a symlink is refused:
-    /// otherwise partials could be written wherever it points.
+    /// otherwise partials could be written wherever it points. Either one
+    /// owned by another user is refused too, and one of ours that others may
+    /// enter or write is made 0700 again: in a library another local user can
+    /// write to, that user could otherwise pre-create a 0777 `staging/` and
+    /// read every incoming photo, or plant the partial it is written into.
     package init(library: LibraryDirectory) throws(ReceiveError) {
         self.library = library
         let (state, _) = try library.openChildDirectory(
             of: library.root, named: LibraryLayout.stateDirectoryName, create: 0o700,
             displayPath: LibraryLayout.stateDirectoryName)
+        try Self.keepPrivate(state, displayPath: LibraryLayout.stateDirectoryName)
         (directory, _) = try library.openChildDirectory(
             of: state, named: Self.directoryName, create: 0o700, displayPath: Self.displayPath)
+        try Self.keepPrivate(directory, displayPath: Self.displayPath)
+    }
+
+    /// Ours alone: owned by this user, no access for group or others.
+    private static func keepPrivate(_ directory: OwnedDescriptor, displayPath: String) throws(ReceiveError) {
+        let status = try ReceiveError.system { () throws(SystemError) in try directory.status(displayPath) }
+        let user = UInt32(geteuid())
+        guard status.owner == user else { throw .unsafeStaging(path: displayPath, owner: status.owner, user: user) }
+        if status.permissions & 0o7077 != 0 {
+            guard fchmod(directory.rawValue, 0o700) == 0 else { throw .system(SystemError.current("chmod", path: displayPath)) }
+        }
     }
 
     package static func partialName(for fileHash: Hash256) -> String { fileHash.hex + partialSuffix }

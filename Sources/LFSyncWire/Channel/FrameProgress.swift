@@ -5,7 +5,7 @@
 /// reading (its disk is behind, say) the peer cannot send, and that must not
 /// be held against it. A value with no clock of its own: the reader reports
 /// each wait and what it brought, so tests drive it with plain durations.
-struct FrameProgress: Sendable {
+package struct FrameProgress: Sendable {
     package let minimumRate: Int
     package let grace: Duration
     private var waited: Duration = .zero
@@ -20,6 +20,14 @@ struct FrameProgress: Sendable {
     package mutating func reset() {
         waited = .zero
         bytes = 0
+    }
+
+    /// How long the peer may now stay silent before the frame in flight is too
+    /// slow even if nothing more comes: past both the grace and the time its
+    /// bytes so far would have taken at the minimum rate.
+    package var silenceAllowed: Duration {
+        let atRate = Duration.seconds(Double(bytes) / Double(minimumRate))
+        return max(grace - waited, atRate - waited, .zero) + .milliseconds(1)
     }
 
     /// One wait for the peer that brought `count` bytes while a frame was in

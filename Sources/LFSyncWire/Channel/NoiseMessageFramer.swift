@@ -14,7 +14,7 @@ import LFSyncCrypto
 /// rather than kept as an array of its own (an array costs some 50 bytes of
 /// heap, whatever it holds), and the bytes queued are counted as they come, so
 /// asking whether a segment is complete never walks the queue.
-struct NoiseMessageFramer: Sendable {
+package struct NoiseMessageFramer: Sendable {
     /// Receives smaller than this join the last queued array when it is small too.
     static let coalescingLimit = 16 * 1024
 
@@ -30,6 +30,8 @@ struct NoiseMessageFramer: Sendable {
     /// Arrays held beyond the one being read: bounded by the bytes held over
     /// `coalescingLimit`, however those bytes were cut into receives.
     package var queuedArrayCount: Int { queued.count - queuedIndex }
+
+    package init() {}
 
     package static func prefixed(_ message: [UInt8], into output: inout [UInt8]) {
         precondition(message.count <= Noise.maxMessageLength)

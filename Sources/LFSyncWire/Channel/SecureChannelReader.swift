@@ -4,7 +4,7 @@ import LFSyncTransport
 
 /// The receiving half: owns the receiving cipher state, the Noise message
 /// reassembly and the frame decoder (whose cap bounds memory per frame).
-actor SecureChannelReader {
+package actor SecureChannelReader {
     private let connection: any Connection
     private var cipher: NoiseCipherState
     private var framer: NoiseMessageFramer
@@ -15,14 +15,22 @@ actor SecureChannelReader {
     private var streamOffset: UInt64 = 0
     private var failed: SecureChannelError?
 
+    private let silence: SilenceWatch
+
     package init(connection: any Connection, cipher: NoiseCipherState, framer: NoiseMessageFramer) {
         self.connection = connection
+        silence = SilenceWatch(connection: connection)
         self.cipher = cipher
         self.framer = framer
     }
 
     package func limitFrames(to length: Int) {
         frames.maxFrameLength = length
+    }
+
+    /// Tests shorten the grace, so a stall shows in a second rather than in thirty.
+    package func requireFrameRate(_ progress: FrameProgress) {
+        self.progress = progress
     }
 
     package func receive() async throws(SecureChannelError) -> (message: WireMessage, frameLength: Int)? {
@@ -83,10 +91,18 @@ actor SecureChannelReader {
             let inFlight: Bool
             if case .none = segment { inFlight = framer.hasPartialMessage || frames.hasPartialFrame } else { inFlight = true }
             let started = ContinuousClock.now
+            if inFlight { silence.begin(allowance: progress.silenceAllowed) }
             let bytes: [UInt8]?
-            do { bytes = try await connection.receive() } catch {
+            do {
+                bytes = try await connection.receive()
+                _ = silence.end()
+            } catch {
                 // Quiet between frames is fine (the session pings); quiet inside one is a stall.
-                if case .timedOut(.idle) = error, inFlight { try progress.waited(.now - started, received: 0) }
+                let silenced = silence.end()
+                if inFlight, silenced || error == .timedOut(.idle) {
+                    try progress.waited(.now - started, received: 0)
+                    if silenced { throw .stalled(bytes: 0, waited: .now - started) }
+                }
                 throw .transport(error)
             }
             guard let bytes else {
@@ -127,13 +143,17 @@ actor SecureChannelReader {
                 return .segmentControl
             }
             do throws(NoiseError) {
+                // Shorter than its tag: no transport message (found by the channel fuzzer, where a
+                // count that went negative here trapped).
+                guard ciphertext.count >= Noise.tagLength else { throw .decryptFailed }
                 let count = ciphertext.count - Noise.tagLength
-                defer { streamOffset += UInt64(count) }
                 let inPlace = try frames.appendInPlace(count: count) { (output: UnsafeMutableRawBufferPointer) throws(NoiseError) in
                     guard let base = output.baseAddress else { throw .truncated }
                     try cipher.decrypt(ciphertext, into: base)
                 }
-                return inPlace ? .inPlace : .plaintext(try cipher.decrypt(ciphertext))
+                let decrypted: Decrypted = inPlace ? .inPlace : .plaintext(try cipher.decrypt(ciphertext))
+                streamOffset += UInt64(count)
+                return decrypted
             } catch {
                 throw .handshake(error)
             }

@@ -13,23 +13,23 @@ import LFSyncCrypto
 /// knows every one-time key, could then place bytes where frame headers are
 /// read. Now a header opens only as a header and a transport message only as
 /// one, and a header names the stream offset at which its segment begins.
-struct SegmentHeader {
+package struct SegmentHeader {
     /// Two zero bytes where a Noise message's length would be: no transport
     /// message is empty (it has at least its 16-byte tag), so a receiver can
     /// never mistake the marker for one.
-    static let marker: [UInt8] = [0, 0]
+    package static let marker: [UInt8] = [0, 0]
     /// The associated data of every header message (transport messages have none).
-    static let associatedData = Array("lfsync/3 segment header".utf8)
+    package static let associatedData = Array("lfsync/3 segment header".utf8)
     /// u64 offset, u32 length, then the 32-byte key.
-    static let encodedLength = 8 + 4 + Noise.keyLength
+    package static let encodedLength = 8 + 4 + Noise.keyLength
 
     /// Frame-stream bytes before the segment's first byte, counted from the
     /// first byte after the handshake.
-    var offset: UInt64
-    var length: Int
-    var key: SecureBytes
+    package var offset: UInt64
+    package var length: Int
+    package var key: SecureBytes
 
-    init(offset: UInt64, length: Int, key: SecureBytes) {
+    package init(offset: UInt64, length: Int, key: SecureBytes) {
         self.offset = offset
         self.length = length
         self.key = key
@@ -37,7 +37,7 @@ struct SegmentHeader {
 
     /// Reads a decrypted header; `limit` bounds the segment (the frame limit:
     /// a segment never holds more than one frame may).
-    init(decoding plaintext: [UInt8], limit: Int) throws(SecureChannelError) {
+    package init(decoding plaintext: [UInt8], limit: Int) throws(SecureChannelError) {
         guard plaintext.count == Self.encodedLength else {
             throw .badSegment("header of \(plaintext.count) bytes, expected \(Self.encodedLength)")
         }
@@ -52,7 +52,7 @@ struct SegmentHeader {
     }
 
     /// The header's plaintext. It holds the key: callers wipe it after sealing.
-    var encoded: [UInt8] {
+    package var encoded: [UInt8] {
         var bytes = (0..<8).map { UInt8(truncatingIfNeeded: offset >> (8 * (7 - $0))) }
         bytes += (0..<4).map { UInt8(truncatingIfNeeded: length >> (8 * (3 - $0))) }
         key.withUnsafeBytes { bytes.append(contentsOf: $0) }

@@ -64,6 +64,17 @@ package struct ChunkIndexSet: Hashable, Sendable, Sequence, CustomStringConverti
         return low < ranges.count && ranges[low].contains(index)
     }
 
+    /// The indices below `limit`, in order: what a sender iterates, so that a
+    /// receiver naming chunks up to 2^22 of a file of ten costs ten steps.
+    package func indices(below limit: UInt32) -> FlattenSequence<[Range<UInt32>]> {
+        var clamped: [Range<UInt32>] = []
+        for range in ranges {
+            guard range.lowerBound < limit else { break }
+            clamped.append(range.lowerBound..<Swift.min(range.upperBound, limit))
+        }
+        return clamped.joined()
+    }
+
     package func makeIterator() -> FlattenSequence<[Range<UInt32>]>.Iterator {
         ranges.joined().makeIterator()
     }

@@ -69,9 +69,10 @@ enum ConnectionSetUp {
 
     /// Sends our decision; accepting lifts the set-up frame cap first, since the
     /// initiator may start a push right behind it.
-    static func decide(_ accepted: Bool, on channel: SecureChannel, declinedBy deviceName: String) async throws {
+    static func decide(_ accepted: Bool, on channel: SecureChannel, declinedBy deviceName: String, reason: String? = nil) async throws {
         if accepted { await channel.limitIncomingFrames(to: FrameDecoder.defaultMaxFrameLength) }
-        try await channel.send(.connectionDecision(.init(accepted: accepted, reason: accepted ? nil : "\(deviceName) declined the connection")))
+        let why = reason.map { "\(deviceName): \($0)" } ?? "\(deviceName) declined the connection"
+        try await channel.send(.connectionDecision(.init(accepted: accepted, reason: accepted ? nil : WireText.fitted(why, maxBytes: WireMessage.ConnectionDecision.maxReasonBytes))))
     }
 
     // MARK: - Helpers

@@ -19,6 +19,8 @@ struct OutgoingOffers {
     /// Offers the sender gave up on: a late reply or receipt is ignored, not a violation.
     /// An offer ID is never reused on a connection, so this is also how reuse is refused.
     private var retired = Set<UInt64>()
+    /// Retired offers whose every Receipt had come.
+    private var completed = Set<UInt64>()
 
     /// What to do with a reply from the peer.
     enum ReplyVerdict: Equatable {
@@ -65,6 +67,9 @@ struct OutgoingOffers {
 
     /// True when the Receipt is to be passed to the offer's sender.
     mutating func receiptArrived(for offerID: UInt64) throws(SyncError) -> Bool {
+        // Every Receipt of a retired offer that had all its Receipts is one too many (the
+        // Error table's "more Receipts than assets"); one given up early may still see stragglers.
+        if completed.contains(offerID) { throw .protocolViolation("more receipts than assets for offer \(offerID)") }
         if retired.contains(offerID) { return false }
         guard let owed = receiptsOwed[offerID] else { throw .protocolViolation("receipt for unknown offer \(offerID)") }
         guard owed > 0 else { throw .protocolViolation("more receipts than assets for offer \(offerID)") }
@@ -76,7 +81,9 @@ struct OutgoingOffers {
     /// Receipt streams end now.
     mutating func retire(_ offerIDs: [UInt64]) -> [UInt64] {
         var ended: [UInt64] = []
-        for offerID in offerIDs where receiptsOwed.removeValue(forKey: offerID) != nil {
+        for offerID in offerIDs {
+            guard let owed = receiptsOwed.removeValue(forKey: offerID) else { continue }
+            if owed == 0 { completed.insert(offerID) }
             awaitingReply.remove(offerID)
             retired.insert(offerID)
             ended.append(offerID)

@@ -284,12 +284,16 @@ actor PeerSendJob {
         let segmentCipher = await session.channel.sharedSegmentCipher
         let acceptsZstd = await session.channel.peerCapabilities.contains(.zstd)
         var plan: [PlannedChunk] = []
+        // The receiver's word bounds nothing: indices past a file's chunks are never visited,
+        // and a file named twice is planned once.
+        var planned = Set<BroadcastChunkReader.Key>()
         for entry in needed {
             guard let asset = byID[entry.contentID] else { continue }
             for file in entry.files where Int(file.fileIndex) < asset.files.count {
                 let manifest = asset.files[Int(file.fileIndex)].manifest
                 let offsets = manifest.chunks.reduce(into: [UInt64(0)]) { $0.append($0[$0.count - 1] + UInt64($1.length)) }
-                for chunkIndex in file.chunks where Int(chunkIndex) < manifest.chunks.count {
+                for chunkIndex in file.chunks.indices(below: UInt32(clamping: manifest.chunks.count))
+                where planned.insert(.init(contentID: entry.contentID, fileIndex: Int(file.fileIndex), chunkIndex: Int(chunkIndex))).inserted {
                     plan.append(PlannedChunk(
                         key: .init(contentID: entry.contentID, fileIndex: Int(file.fileIndex), chunkIndex: Int(chunkIndex)),
                         file: manifest, offset: offsets[Int(chunkIndex)], settled: batch.settled[manifest.path],
@@ -300,7 +304,6 @@ actor PeerSendJob {
         }
         let keys = push.chunkKeys(ofBatch: index)
         await reader.beginBatch(index, keys: keys)
-        let planned = Set(plan.map(\.key))
         let unneeded = keys.filter { !planned.contains($0) }
         await reader.abandon(unneeded)
         settled = Set(unneeded)

@@ -35,6 +35,30 @@ import Testing
         var statistics: Statistics
     }
 
+    /// One file with an mtime beyond what 64-bit nanoseconds hold crashed `lfsync scan`
+    /// with SIGILL (and `serve`, at every restart, in its start-up scan). Now the scan
+    /// finishes, lists the file, and a second scan takes it from the cache.
+    @Test(.enabled(if: FileTimeTests.tmpfs != nil, "needs a writable tmpfs at /dev/shm, which keeps 64-bit seconds"))
+    func aFileWithAnAbsurdTimeDoesNotCrashTheScan() async throws {
+        let root = try #require(FileTimeTests.tmpfs).appendingPathComponent("lfsync-scan-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let library = root.appendingPathComponent("Pictures"), home = root.appendingPathComponent("home")
+        try FileManager.default.createDirectory(at: library, withIntermediateDirectories: true)
+        for name in ["future.jpg", "past.jpg", "ordinary.jpg"] {
+            try Data("not really a jpeg: \(name)".utf8).write(to: library.appendingPathComponent(name))
+        }
+        try #require(FileTimeTests.setModificationTime(library.appendingPathComponent("future.jpg").path, seconds: 9_223_373_036))
+        try #require(FileTimeTests.setModificationTime(library.appendingPathComponent("past.jpg").path, seconds: -9_223_373_036))
+        try await TestSupport.waitForFilesToSettle()
+        let first = try await LFSyncProcess.run(["scan", "--json", library.path], home: home)
+        #expect(first.status == 0, "stderr: \(first.stderr)")
+        let report = try JSONDecoder().decode(Report.self, from: Data(first.stdout.utf8))
+        #expect(Set(report.assets.flatMap(\.files).map(\.path)) == ["future.jpg", "past.jpg", "ordinary.jpg"])
+        let second = try await LFSyncProcess.run(["scan", "--json", library.path], home: home)
+        #expect(second.status == 0, "stderr: \(second.stderr)")
+        #expect(try JSONDecoder().decode(Report.self, from: Data(second.stdout.utf8)).statistics.filesHashed == 0)
+    }
+
     @Test func jsonListsAssetsAndUsesTheCache() async throws {
         try await TestSupport.withTemporaryDirectory { root in
             let library = root.appendingPathComponent("Pictures")

@@ -37,6 +37,25 @@ import Testing
         #expect(isViolation { _ = try offers.replyArrived(reply(1)) })
     }
 
+    /// Conformance: during a Pull the server retires its offers once every Receipt came; one
+    /// Receipt more is still "more Receipts than assets" (Error 3), not silently ignored.
+    /// An offer given up before its Receipts came still takes stragglers quietly.
+    @Test func aReceiptAfterEveryReceiptCameIsAViolationEvenOnceRetired() throws {
+        let offers = Offers()
+        #expect(offers.sending(1, assetCount: 2))
+        #expect(try offers.replyArrived(reply(1)) == .deliver)
+        #expect(try offers.receiptArrived(for: 1))
+        #expect(try offers.receiptArrived(for: 1))
+        #expect(offers.retire([1]) == [1])
+        #expect(isViolation { _ = try offers.receiptArrived(for: 1) })
+
+        #expect(offers.sending(2, assetCount: 2))
+        #expect(try offers.replyArrived(reply(2)) == .deliver)
+        #expect(try offers.receiptArrived(for: 2))
+        #expect(offers.retire([2]) == [2])
+        #expect(try offers.receiptArrived(for: 2) == false, "a straggler of an offer given up early is ignored")
+    }
+
     @Test func aReplyToAnOfferNeverSentIsAViolation() {
         let offers = Offers()
         #expect(isViolation { _ = try offers.replyArrived(reply(7)) })

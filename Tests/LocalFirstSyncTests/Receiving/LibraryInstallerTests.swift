@@ -59,6 +59,39 @@ struct LibraryInstallerTests {
         }
     }
 
+    /// Another program renames its own file over the name in the moment between lfsync's
+    /// rename and its check: the check fails and the asset rolls back — and the rollback
+    /// leaves that program's file where it put it (it used to move it into staging, where
+    /// the importer's discard then unlinked it). The asset's other file, lfsync's, goes back.
+    @Test func aRollbackNeverTakesAnotherProgramsFile() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let setup = try F.setUp(in: root)
+            let still = F.data(3000, seed: 40), video = F.data(5000, seed: 41), theirs = F.data(5000, seed: 42)
+            let stillStaged = try F.stage(still, F.manifest(still, chunkLengths: [3000]), in: setup.staging)
+            let videoStaged = try F.stage(video, F.manifest(video, chunkLengths: [5000]), in: setup.staging)
+            let theirsURL = setup.library.appendingPathComponent("their-download.part")
+            try F.write(theirs, to: theirsURL)
+            let installer = LibraryInstaller(staging: setup.staging, strategy: .best) { name, directory in
+                guard name == "IMG_0001.MOV" else { return }
+                _ = renameat(directory.rawValue, "../their-download.part", directory.rawValue, name)
+            }
+            try FileManager.default.createDirectory(at: setup.library.appendingPathComponent("Live"), withIntermediateDirectories: true)
+            let asset = [(stillStaged, try F.path("IMG_0001.HEIC")), (videoStaged, try F.path("Live/IMG_0001.MOV"))]
+            #expect(throws: ReceiveError.stagedFileMissing(fileHash: videoStaged.fileHash)) { try installer.install(asset) }
+            let landed = setup.library.appendingPathComponent("Live/IMG_0001.MOV")
+            #expect(try F.read(landed) == theirs, "the other program's file stays where it put it")
+            #expect(!FileManager.default.fileExists(atPath: setup.library.appendingPathComponent("IMG_0001.HEIC").path),
+                    "lfsync's own file of the asset went back")
+            let staged = try F.contents(of: setup.stagingURL).map { try F.read(setup.stagingURL.appendingPathComponent($0)) }
+            #expect(!staged.contains(theirs), "nothing of theirs was moved into staging")
+            #expect(staged.contains(still))
+            // What the importer does next with an asset that failed: discard its staged files.
+            try stillStaged.discard()
+            try videoStaged.discard()
+            #expect(try F.read(landed) == theirs)
+        }
+    }
+
     @Test func aStagedFileCutShortIsNotInstalled() async throws {
         try await TestSupport.withTemporaryDirectory { root in
             let setup = try F.setUp(in: root)

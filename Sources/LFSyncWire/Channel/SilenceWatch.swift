@@ -1,0 +1,69 @@
+import Synchronization
+import LFSyncTransport
+
+/// Ends a connection whose peer has fallen silent in the middle of a Noise
+/// message, a frame or a segment, once `FrameProgress` says it is too slow —
+/// also when not one more byte comes. Why: the rate was checked only when a
+/// receive returned, so 10 bytes of a message and then silence held the
+/// connection open until the transport's idle timeout (60 s), not the 30 s
+/// PROTOCOL.md gives.
+///
+/// One watchdog task per channel, started at the first wait inside a message
+/// and checking four times a second — not a timer per receive, which a bulk
+/// transfer (always inside a frame) would pay thousands of times a second.
+final class SilenceWatch: Sendable {
+    private struct State {
+        var waitingSince: ContinuousClock.Instant?
+        var allowance: Duration = .zero
+        var fired = false
+        var watchdog: Task<Void, Never>?
+    }
+
+    static let tick: Duration = .milliseconds(250)
+    private let state = Mutex(State())
+    private let connection: any Connection
+
+    init(connection: any Connection) {
+        self.connection = connection
+    }
+
+    deinit {
+        state.withLock { $0.watchdog?.cancel() }
+    }
+
+    /// A wait for the peer begins, inside a message; the peer may stay silent for `allowance`.
+    func begin(allowance: Duration) {
+        state.withLock { state in
+            state.waitingSince = .now
+            state.allowance = allowance
+            if state.watchdog == nil {
+                state.watchdog = Task { [weak self] in
+                    while !Task.isCancelled {
+                        do { try await Task.sleep(for: Self.tick) } catch { return }
+                        guard let self else { return }
+                        if self.expired() {
+                            await self.connection.abort()
+                            return
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The wait ended; true when the watch closed the connection for it.
+    func end() -> Bool {
+        state.withLock { state in
+            state.waitingSince = nil
+            return state.fired
+        }
+    }
+
+    private func expired() -> Bool {
+        state.withLock { state in
+            guard let since = state.waitingSince, !state.fired, ContinuousClock.now - since >= state.allowance else { return false }
+            state.fired = true
+            return true
+        }
+    }
+}
