@@ -122,9 +122,10 @@ test-asan: deps test-deps lab-deps
 # starting from Fuzz/corpus and merging what it learns back into it. Findings (the input that
 # crashed, leaked or hung) land in .build/fuzz/findings; `make test` replays the corpus.
 FUZZ_SECONDS ?= 60
+# gold, the default linker, crashes on the sanitized link (an internal error in its DWARF reader).
 fuzz: deps
 	$(SWIFT) build -c release --build-path .build/fuzz --product lfsync-fuzz \
-	  -Xswiftc -sanitize=fuzzer,address -Xswiftc -DLFSYNC_LIBFUZZER
+	  -Xswiftc -sanitize=fuzzer,address -Xswiftc -DLFSYNC_LIBFUZZER -Xswiftc -use-ld=lld
 	bash scripts/fuzz.sh $(CURDIR)/.build/fuzz/release/lfsync-fuzz $(FUZZ_SECONDS)
 
 # Writes the generated seeds (real encodings, fixture media) that are missing from Fuzz/corpus.

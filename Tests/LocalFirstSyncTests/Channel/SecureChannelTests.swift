@@ -35,16 +35,12 @@ import Testing
 
     /// The faster cipher when both ends can use it, ChaChaPoly when either side lacks AES
     /// instructions (simulated by what each side offers), and the bytes arrive intact.
-    @Test(arguments: [
+    @Test(.enabled(if: NoiseCipher.aesGCM.isAvailable, "this processor has no AES-NI/CLMUL, so lfsync never offers AESGCM here"), arguments: [
         ([NoiseCipher.aesGCM, .chaChaPoly], [NoiseCipher.aesGCM, .chaChaPoly], NoiseCipher.aesGCM),
         ([.chaChaPoly], [.aesGCM, .chaChaPoly], .chaChaPoly),
         ([.aesGCM, .chaChaPoly], [.chaChaPoly], .chaChaPoly),
     ])
     func ciphersAreNegotiated(offered: [NoiseCipher], accepted: [NoiseCipher], expected: NoiseCipher) async throws {
-        guard NoiseCipher.aesGCM.isAvailable else {
-            print("ciphersAreNegotiated skipped: this processor has no AES-NI/CLMUL, so lfsync never offers AESGCM here")
-            return
-        }
         let transport = InMemoryTransport()
         let listener = try await transport.listen(on: Self.memoryAddress())
         async let server = SecureChannel.accept(over: try await listener.accept(), identity: bob, ciphers: accepted)

@@ -59,15 +59,22 @@ import Testing
         try await TestSupport.withTemporaryDirectory { root in
             let (network, nas, mallory) = try await Self.setUp(root)
             let raw = try await RawPeer.connect(to: nas, network: network, identity: mallory)
-            // The codec refuses some of these names outright; either way nothing may land.
-            let asset = Self.asset(path: path, bytes: Array("payload".utf8))
-            do {
-                try await raw.channel.send(.offer(.init(offerID: 1, assets: [asset])))
-            } catch {
-                return
+            // Our own encoder refuses some of these names, so the offer is encoded with a
+            // placeholder of the same length and the hostile bytes put in its place: the
+            // receiver always sees the name.
+            let placeholder = String(repeating: "x", count: path.utf8.count)
+            let frame = try WireMessage.offer(.init(offerID: 1, assets: [Self.asset(path: placeholder, bytes: Array("payload".utf8))])).frame()
+            var payload = frame.payload
+            let at = try #require(payload.indices.first { payload[$0...].starts(with: placeholder.utf8) })
+            payload.replaceSubrange(at..<at + placeholder.utf8.count, with: path.utf8)
+            try await raw.channel.send(frames: [Frame(type: frame.type, payload: payload)])
+            // Refused (PROTOCOL.md, receiver decision 2), or, for text no message may carry, Error 2.
+            var answer: String?
+            while let message = try? await raw.channel.receive() {
+                if case let .offerReply(reply) = message, reply.offerID == 1 { answer = reply.decision == .refused ? "refused" : "\(reply.decision)"; break }
+                if case let .error(error) = message { answer = error.code == .malformedMessage ? "error 2" : "error \(error.code)"; break }
             }
-            let reply = try await raw.reply(to: 1)
-            #expect(reply?.accepted != true, "offer with \(path.debugDescription) must be refused")
+            #expect(answer == "refused" || answer == "error 2", "offer with \(path.debugDescription): \(answer ?? "no answer")")
             #expect(!FileManager.default.fileExists(atPath: root.appendingPathComponent("escaped.txt").path))
             #expect(try EngineHarness.tree(nas.library).isEmpty)
         }
@@ -82,12 +89,13 @@ import Testing
             try await raw.channel.send([
                 .chunk(.init(offerID: 9, contentID: asset.contentID, fileIndex: 0, chunkIndex: 0, payload: .raw(bytes))),
             ])
-            // The receiver answers with an Error and hangs up.
-            var sawError = false
+            // The receiver answers with Error 3 (PROTOCOL.md: a Chunk for an offer it did not
+            // accept is an unexpected message) and hangs up.
+            var codes: [WireMessage.ErrorMessage.Code] = []
             while let message = try? await raw.channel.receive() {
-                if case .error = message { sawError = true }
+                if case let .error(error) = message { codes.append(error.code) }
             }
-            #expect(sawError)
+            #expect(codes == [.unexpectedMessage])
             #expect(try EngineHarness.tree(nas.library).isEmpty)
         }
     }

@@ -30,7 +30,7 @@ extension IncomingOffersTests {
         for id in 2...UInt64(IncomingOffers.maxUnansweredOffers) {
             _ = try state.received(Self.offer(id, push: 1, last: false, [Self.single("f\(id).jpg")]))
         }
-        #expect(throws: SyncError.self) {
+        #expect(throws: SyncError.protocolViolation("more than \(IncomingOffers.maxUnansweredOffers) offers sent without waiting for their replies")) {
             _ = try state.received(Self.offer(100, push: 1, last: false, [Self.single("one-too-many.jpg")]))
         }
     }
@@ -41,7 +41,7 @@ extension IncomingOffersTests {
         for id in 1...UInt64(IncomingOffers.maxOpenPushes) {
             _ = try state.received(Self.offer(id, last: false, [Self.single("../open\(id).jpg")]))
         }
-        #expect(throws: SyncError.self) {
+        #expect(throws: SyncError.protocolViolation("more than \(IncomingOffers.maxOpenPushes) pushes open on this connection")) {
             _ = try state.received(Self.offer(1000, last: false, [Self.single("one-more.jpg")]))
         }
     }

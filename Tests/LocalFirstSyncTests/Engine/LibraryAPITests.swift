@@ -67,9 +67,17 @@ import Testing
             // Someone else answering at the advertised address is refused, not trusted.
             let impostor = DiscoveredPeer(instanceName: "nas", deviceID: DeviceIdentity.generate().deviceID.description,
                                           protocolVersion: WireProtocol.version, host: "nas", port: nas.address.port)
-            await #expect(throws: SyncError.self) { try await laptop.sync.connect(to: impostor) }
+            // Refused for the key it proved, not for any reason at all.
+            await #expect {
+                try await laptop.sync.connect(to: impostor)
+            } throws: { error in
+                guard case let .connectionFailed(reason)? = error as? SyncError else { return false }
+                return reason.contains(nas.identity.deviceID.description) && reason.contains("not the expected \(impostor.deviceID ?? "")")
+            }
             let anonymous = DiscoveredPeer(instanceName: "x", deviceID: nil, protocolVersion: nil, host: "nas", port: nas.address.port)
-            await #expect(throws: SyncError.self) { try await laptop.sync.connect(to: anonymous) }
+            await #expect(throws: SyncError.connectionFailed("x advertises no valid Device ID; connect(to:expecting:) with one you trust")) {
+                try await laptop.sync.connect(to: anonymous)
+            }
         }
     }
 

@@ -176,15 +176,18 @@ import Testing
             }
             let declined = await laptop.sync.send(assets, from: laptop.library).waitUntilCompleted()
             await answering.value
-            guard case .declined? = declined.first?.state else {
+            // The person's "no" and nobody answering are told apart, so the sender's user knows which.
+            guard case let .declined(reason)? = declined.first?.state else {
                 Issue.record("expected declined, got \(String(describing: declined.first?.state))")
                 return
             }
+            #expect(reason.contains("declined") && !reason.contains("nobody answered"), "\(reason)")
             let unanswered = await laptop.sync.send(assets, from: laptop.library).waitUntilCompleted()
-            guard case .declined? = unanswered.first?.state else {
+            guard case let .declined(why)? = unanswered.first?.state else {
                 Issue.record("an unanswered offer should time out as declined, got \(String(describing: unanswered.first?.state))")
                 return
             }
+            #expect(why.contains("nobody answered in time"), "\(why)")
             #expect(try EngineHarness.tree(desk.library).isEmpty)
             #expect(try laptop.state(of: assets[0], for: desk) == .failed)
         }
@@ -196,8 +199,13 @@ import Testing
             let stranger = try TestDevice(name: "stranger", root: root, transport: network.transport(host: "stranger"))
             let home = try TestDevice(name: "home", root: root, transport: network.transport(host: "home"), decisionTimeout: .milliseconds(300))
             try await home.start(host: "home")
-            // Nobody answers: declined after the timeout.
-            await #expect(throws: SyncError.self) { try await stranger.sync.connect(to: home.address) }
+            // Nobody answers: declined after the timeout — a decline, not any error.
+            await #expect {
+                try await stranger.sync.connect(to: home.address)
+            } throws: { error in
+                guard case .declined? = error as? SyncError else { return false }
+                return true
+            }
             // Someone says yes.
             let answering = Task {
                 for await request in home.sync.connectionRequests() {

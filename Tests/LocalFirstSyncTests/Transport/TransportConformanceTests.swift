@@ -10,7 +10,7 @@ import Testing
 
     @Test(arguments: TransportKind.allCases, [0, 1, 10 << 20])
     func echoRoundTrip(kind: TransportKind, size: Int) async throws {
-        guard let fixture = TransportFixture.make(kind) else { return }
+        guard let fixture = try TransportFixture.make(kind) else { return }
         let listener = try await fixture.server.listen(on: fixture.listenAddress)
         let server = Task { try await Support.echo(try await listener.accept()) }
         let client = try await fixture.client.connect(to: listener.localAddress, timeout: .seconds(10))
@@ -27,7 +27,7 @@ import Testing
 
     @Test(arguments: TransportKind.allCases)
     func manyConcurrentConnections(kind: TransportKind) async throws {
-        guard let fixture = TransportFixture.make(kind) else { return }
+        guard let fixture = try TransportFixture.make(kind) else { return }
         let listener = try await fixture.server.listen(on: fixture.listenAddress)
         let count = 32
         let server = Task {
@@ -59,7 +59,7 @@ import Testing
 
     @Test(arguments: TransportKind.allCases)
     func endOfStreamAfterAllBytesAndSticky(kind: TransportKind) async throws {
-        guard let fixture = TransportFixture.make(kind) else { return }
+        guard let fixture = try TransportFixture.make(kind) else { return }
         let (client, server, listener) = try await fixture.connectedPair()
         try await server.send(Array("hello".utf8))
         await server.close()
@@ -72,7 +72,7 @@ import Testing
 
     @Test(arguments: TransportKind.allCases)
     func closeFlushesEverythingQueued(kind: TransportKind) async throws {
-        guard let fixture = TransportFixture.make(kind) else { return }
+        guard let fixture = try TransportFixture.make(kind) else { return }
         let (client, server, listener) = try await fixture.connectedPair()
         let payload = Support.pattern(8 << 20, seed: 42)
         // Queue far more than the socket buffers hold, then close at once: the close must
@@ -89,7 +89,7 @@ import Testing
 
     @Test(arguments: TransportKind.allCases)
     func closeIsIdempotentAndEndsUse(kind: TransportKind) async throws {
-        guard let fixture = TransportFixture.make(kind) else { return }
+        guard let fixture = try TransportFixture.make(kind) else { return }
         let (client, server, listener) = try await fixture.connectedPair()
         async let first: Void = client.close()
         async let second: Void = client.close()
@@ -106,7 +106,7 @@ import Testing
 
     @Test(arguments: TransportKind.allCases)
     func pendingReceiveEndsWhenClosedLocally(kind: TransportKind) async throws {
-        guard let fixture = TransportFixture.make(kind) else { return }
+        guard let fixture = try TransportFixture.make(kind) else { return }
         let (client, server, listener) = try await fixture.connectedPair()
         let pending = Task { await Support.transportError { () async throws(TransportError) in try await client.receive() } }
         try await Task.sleep(for: .milliseconds(20))
@@ -119,7 +119,7 @@ import Testing
 
     @Test(arguments: TransportKind.allCases)
     func cancellingAReceiveThrowsCancelled(kind: TransportKind) async throws {
-        guard let fixture = TransportFixture.make(kind) else { return }
+        guard let fixture = try TransportFixture.make(kind) else { return }
         let (client, server, listener) = try await fixture.connectedPair()
         let pending = Task { await Support.transportError { () async throws(TransportError) in try await client.receive() } }
         pending.cancel()
@@ -134,7 +134,7 @@ import Testing
 
     @Test(arguments: TransportKind.allCases)
     func backpressureSuspendsASenderUntilThePeerReads(kind: TransportKind) async throws {
-        guard let fixture = TransportFixture.make(kind, .init(sendQueueLimitBytes: 1 << 20)) else { return }
+        guard let fixture = try TransportFixture.make(kind, .init(sendQueueLimitBytes: 1 << 20)) else { return }
         let (client, server, listener) = try await fixture.connectedPair()
         let chunk = Support.pattern(64 << 10, seed: 9)
         let chunks = 1024  // 64 MiB: far beyond the queue plus any socket buffers
@@ -176,7 +176,7 @@ import Testing
 
     @Test(arguments: TransportKind.allCases)
     func cancellingABlockedSendDoesNotQueueItsBytes(kind: TransportKind) async throws {
-        guard let fixture = TransportFixture.make(kind, .init(sendQueueLimitBytes: 256 << 10)) else { return }
+        guard let fixture = try TransportFixture.make(kind, .init(sendQueueLimitBytes: 256 << 10)) else { return }
         let (client, server, listener) = try await fixture.connectedPair()
         let chunk = [UInt8](repeating: 1, count: 64 << 10)
         let sent = ByteCounter()
@@ -212,7 +212,7 @@ import Testing
 
     @Test(arguments: TransportKind.allCases)
     func connectingWhereNobodyListensIsRefused(kind: TransportKind) async throws {
-        guard let fixture = TransportFixture.make(kind) else { return }
+        guard let fixture = try TransportFixture.make(kind) else { return }
         let address = try await fixture.refusingAddress()
         let error = await Support.transportError { () async throws(TransportError) in
             try await fixture.client.connect(to: address, timeout: .seconds(5))
@@ -222,7 +222,7 @@ import Testing
 
     @Test(arguments: TransportKind.allCases)
     func idleReceiveTimesOutAndTheConnectionSurvives(kind: TransportKind) async throws {
-        guard let fixture = TransportFixture.make(kind, .init(idleTimeout: .milliseconds(200))) else { return }
+        guard let fixture = try TransportFixture.make(kind, .init(idleTimeout: .milliseconds(200))) else { return }
         let (client, server, listener) = try await fixture.connectedPair()
         let start = ContinuousClock.now
         let error = await Support.transportError { () async throws(TransportError) in try await client.receive() }
@@ -239,7 +239,7 @@ import Testing
 
     @Test(arguments: TransportKind.allCases)
     func closingAListenerEndsPendingAccepts(kind: TransportKind) async throws {
-        guard let fixture = TransportFixture.make(kind) else { return }
+        guard let fixture = try TransportFixture.make(kind) else { return }
         let listener = try await fixture.server.listen(on: fixture.listenAddress)
         let pending = Task { await Support.transportError { () async throws(TransportError) in try await listener.accept() } }
         try await Task.sleep(for: .milliseconds(20))
@@ -250,7 +250,7 @@ import Testing
 
     @Test(arguments: TransportKind.allCases)
     func addressesAreReported(kind: TransportKind) async throws {
-        guard let fixture = TransportFixture.make(kind) else { return }
+        guard let fixture = try TransportFixture.make(kind) else { return }
         let (client, server, listener) = try await fixture.connectedPair()
         #expect(listener.localAddress.port != 0)
         #expect(client.remoteAddress == listener.localAddress)
