@@ -44,6 +44,12 @@ import Testing
             let incoming = try #require(await offers.next())
             let outcomes = try await incoming.accept().files()  // accepted automatically: this only hands over the session
             #expect(outcomes.count == assets.count)
+            // Told, not cut off: what did not arrive failed by the sender's Cancel, with its reason.
+            func byCancel(_ outcome: ReceiveSessionHandle.Outcome) -> Bool {
+                if case let .failed(reason) = outcome { reason == "sender cancelled: the sender cancelled the transfer" } else { false }
+            }
+            #expect(outcomes.values.contains(where: byCancel), "no asset was failed by a Cancel: \(outcomes.values)")
+            #expect(outcomes.values.allSatisfy { $0.isInLibrary || byCancel($0) }, "\(outcomes.values)")
             #expect(await laptop.sync.connectedPeers.count == 1)
             // What was left pending goes through on the next send.
             let again = await laptop.sync.send(assets, from: laptop.library).waitUntilCompleted()

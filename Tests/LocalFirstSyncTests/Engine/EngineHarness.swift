@@ -56,6 +56,35 @@ final class TestDevice: @unchecked Sendable {
 }
 
 enum EngineHarness {
+    /// Chunk bytes of `assets` (each file content once) that `library` lacks, measured
+    /// without the receiver's code:
+    /// a file at its path whose content hashes to its file hash holds all its chunks; a
+    /// `<file hash>.partial` in staging holds each chunk whose bytes hash to the chunk's
+    /// hash. Resume tests bound what a second push may send by what this leaves missing.
+    static func missingChunkBytes(of assets: [Asset], in library: URL) throws -> UInt64 {
+        var missing: UInt64 = 0
+        var counted = Set<Hash256>()
+        for file in assets.flatMap(\.files) where counted.insert(file.manifest.fileHash).inserted {
+            let manifest = file.manifest
+            missing += manifest.size
+            if let data = FileManager.default.contents(atPath: library.appendingPathComponent(manifest.path.string).path),
+               Blake2b.hash(Array(data)) == manifest.fileHash {
+                missing -= manifest.size
+                continue
+            }
+            let partial = library.appendingPathComponent(".lfsync/staging/\(manifest.fileHash.hex).partial")
+            guard let data = FileManager.default.contents(atPath: partial.path) else { continue }
+            let bytes = Array(data)
+            var offset = 0
+            for chunk in manifest.chunks {
+                let end = offset + Int(chunk.length)
+                if end <= bytes.count, Blake2b.hash(Array(bytes[offset..<end])) == chunk.hash { missing -= UInt64(chunk.length) }
+                offset = end
+            }
+        }
+        return missing
+    }
+
     /// Every regular file under `root` (relative path → bytes), without lfsync's own folder.
     static func tree(_ root: URL) throws -> [String: Data] {
         var out: [String: Data] = [:]

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import LocalFirstSync
 @testable import LFSyncStore
@@ -29,7 +30,17 @@ import Testing
         await clock.waitForSleepers(count: 2)
         clock.advance(by: WireProtocol.setUpTimeout - .seconds(1))
         #expect(clock.sleeperCount >= 2, "a second before the deadline both deadlines are still pending")
-        let stillOpen = Task { try await silent.receive() }
+        let closed = Mutex(false)
+        let stillOpen = Task {
+            let bytes = try await silent.receive()
+            closed.withLock { $0 = true }
+            return bytes
+        }
+        // The connection itself, not only its timers: a second before the deadline it is open
+        // (the manual clock stands still meanwhile, so this real wait cannot reach the deadline).
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(!closed.withLock { $0 }, "the connection was closed before the set-up deadline")
+        try await silent.send([0])
         clock.advance(by: .seconds(1))
         let ended = try await stillOpen.value
         #expect(ended == nil, "the responder closed the silent connection")

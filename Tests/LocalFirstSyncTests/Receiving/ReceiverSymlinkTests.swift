@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import LFSyncSystem
 @testable import LocalFirstSync
 @testable import LFSyncContent
 @testable import LFSyncStore
@@ -120,7 +121,13 @@ struct ReceiverSymlinkTests {
             try F.symlink(setup.stagingURL.appendingPathComponent(manifest.fileHash.hex + ".partial"), to: target)
 
             let file = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
-            for index in 0..<2 { try file.write(chunkAt: index, bytes: F.chunk(index, of: bytes, manifest)) }
+            try file.write(chunkAt: 0, bytes: F.chunk(0, of: bytes, manifest))
+            // Removed: the name is a regular file of ours now, not the link, and the link's target
+            // got none of the bytes.
+            let partial = try FileStatus.of(path: setup.stagingURL.appendingPathComponent(manifest.fileHash.hex + ".partial").path)
+            #expect(partial.kind == .regular)
+            #expect(try F.read(target) == [9, 9, 9])
+            try file.write(chunkAt: 1, bytes: F.chunk(1, of: bytes, manifest))
             _ = try file.verify()
             #expect(try F.read(target) == [9, 9, 9])
         }
