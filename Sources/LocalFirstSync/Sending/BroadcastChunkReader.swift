@@ -94,10 +94,14 @@ actor BroadcastChunkReader {
     /// Chunks sealed once for several peers (see the type's summary).
     private(set) var chunksSealed = 0
 
-    init(rootPath: String, peerCount: Int, budgetBytes: Int = 32 << 20) {
+    /// What `paceWait` is measured on (tests pass a manual clock).
+    private let clock: any Clock<Duration>
+
+    init(rootPath: String, peerCount: Int, budgetBytes: Int = 32 << 20, clock: any Clock<Duration> = ContinuousClock()) {
         self.rootPath = rootPath
         activePeers = peerCount
         self.budgetBytes = budgetBytes
+        self.clock = clock
     }
 
     /// Registers every active peer's demand for the chunks of batch `index`,
@@ -286,7 +290,7 @@ actor BroadcastChunkReader {
         while pacing, cachedBytes >= budgetBytes {
             let seen = pace.withLock { $0 }
             let pace = pace
-            let deadline = Deadline.after(Self.paceWait, on: ContinuousClock()) { pace.withLock { $0.expired += 1 } }
+            let deadline = Deadline.after(Self.paceWait, on: clock) { pace.withLock { $0.expired += 1 } }
             let outcome = await pace.wait(orIfCancelled: PaceOutcome.cancelled) { state in
                 state.releases != seen.releases ? .progressed : state.expired != seen.expired ? .stalled : nil
             }

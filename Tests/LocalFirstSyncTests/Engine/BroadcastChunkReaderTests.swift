@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import LocalFirstSync
+@testable import LocalFirstSyncTesting
 @testable import LFSyncContent
 import LFSyncWire
 import LFSyncCrypto
@@ -171,7 +172,9 @@ import LFSyncSystem
         try await TestSupport.withTemporaryDirectory { root in
             let requests = try await Self.videoRequests(in: root)
             #expect(requests.count >= 8)
-            let reader = BroadcastChunkReader(rootPath: root.path, peerCount: 2, budgetBytes: 2 << 20)
+            // On a manual clock that never moves: however slowly this machine runs the peer
+            // behind, the one ahead waits for it (no pace deadline can pass meanwhile).
+            let reader = BroadcastChunkReader(rootPath: root.path, peerCount: 2, budgetBytes: 2 << 20, clock: ManualClock())
             await reader.beginBatch(0, keys: requests.map(\.key))
             async let fast: Void = { for request in requests { _ = await reader.payloads(for: [request], by: 0) } }()
             async let slow: Void = {
@@ -190,14 +193,21 @@ import LFSyncSystem
     @Test(.timeLimit(.minutes(1))) func aPeerThatTakesNothingStopsThePacing() async throws {
         try await TestSupport.withTemporaryDirectory { root in
             let requests = try await Self.videoRequests(in: root)
-            let reader = BroadcastChunkReader(rootPath: root.path, peerCount: 2, budgetBytes: 2 << 20)
+            let clock = ManualClock()
+            let reader = BroadcastChunkReader(rootPath: root.path, peerCount: 2, budgetBytes: 2 << 20, clock: clock)
             await reader.beginBatch(0, keys: requests.map(\.key))
-            let started = ContinuousClock.now
-            for request in requests { _ = try await reader.payloads(for: [request], by: 0)[0].get() }
-            let took = ContinuousClock.now - started
+            let ahead = Task {
+                for request in requests { _ = try await reader.payloads(for: [request], by: 0)[0].get() }
+            }
+            // The peer ahead fills the cache and waits for the one behind, which takes nothing:
+            // the wait holds until paceWait has passed, then the pacing stops, once.
+            await clock.waitForSleepers(count: 1)
+            #expect(await reader.pacingStops == 0)
+            clock.advance(by: BroadcastChunkReader.paceWait - .milliseconds(1))
+            #expect(await reader.pacingStops == 0, "not a moment before paceWait")
+            clock.advance(by: .milliseconds(1))
+            try await ahead.value
             #expect(await reader.pacingStops == 1)
-            #expect(took >= BroadcastChunkReader.paceWait)
-            #expect(took < BroadcastChunkReader.paceWait + .seconds(10))
             #expect(await reader.diskReads == requests.count)
         }
     }
