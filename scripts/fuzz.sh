@@ -10,7 +10,9 @@ status=0
 for target in $("$binary" --list); do
   mkdir -p "$work/$target" "Fuzz/corpus/$target"
   log="$work/$target.log"
-  "$binary" "$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+  # The framer is fed in receives as small as one byte: long inputs only slow it down.
+  case $target in noise-framer) max_len=8192 ;; *) max_len=65536 ;; esac
+  "$binary" "$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=$max_len \
     -artifact_prefix="$findings/$target-" -print_final_stats=1 "$work/$target" "Fuzz/corpus/$target" >"$log" 2>&1
   rc=$?
   runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")

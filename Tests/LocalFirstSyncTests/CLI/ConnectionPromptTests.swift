@@ -96,4 +96,32 @@ import Testing
             #expect(try await tabletPush.status == 77)
         }
     }
+
+    /// Answering "y" at both of serve's questions — the connection of an unknown device, then
+    /// its offer — lets the push through: exit 0, the file in the library.
+    @Test func answeringYesAtBothPromptsLetsThePushThrough() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let nas = try Device("nas", in: root), tablet = try Device("tablet", in: root)
+            #expect(try await nas.run(["init", "--name", "nas"]).status == 0)
+            #expect(try await tablet.run(["init", "--name", "Bob's tablet"]).status == 0)
+            let server = try await InteractiveServer(nas)
+            defer { server.stop() }
+            let terminal = server.terminal
+            #expect(try await tablet.run(["trust", nas.deviceID(), "--name", "nas", "--address", server.address]).status == 0)
+            try TestSupport.write(Array("from the tablet\n".utf8), to: tablet.library.appendingPathComponent("tablet.txt"))
+
+            let start = terminal.output.count
+            async let push = tablet.run(["push", tablet.library.path, "--to", "nas"])
+            #expect(try await terminal.wait(for: "Accept? [y/N]", after: start), "serve did not ask: \(terminal.output)")
+            let connectionAsked = terminal.output.count
+            terminal.type("y\n")
+            #expect(try await terminal.wait(for: "offers 1 file", after: connectionAsked), "no offer question: \(terminal.output)")
+            #expect(try await terminal.wait(for: "Accept? [y/N]", after: connectionAsked), "the offer was not asked about: \(terminal.output)")
+            terminal.type("y\n")
+            let pushed = try await push
+            #expect(pushed.status == 0, "\(pushed.stderr)")
+            #expect(try EngineHarness.tree(nas.library)["tablet.txt"] == Data("from the tablet\n".utf8))
+            #expect(try await terminal.wait(for: "accepted", after: connectionAsked))
+        }
+    }
 }

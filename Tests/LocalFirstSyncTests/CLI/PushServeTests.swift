@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import LFSyncFixtures
 @testable import LocalFirstSync
+@testable import LFSyncSystem
 
 /// End to end with real `lfsync` processes on loopback: init, trust, serve,
 /// push, status, pull; declines, unreachable peers, batch exit codes and the lock.
@@ -136,6 +137,62 @@ import Testing
             let pulled = try await nas.run(["pull", "--from", "laptop", "--library", nas.library.path])
             #expect(pulled.status == 0, "\(pulled.stderr)")
             #expect(try Self.tree(nas.library)["new.txt"] == Data("only on the laptop\n".utf8))
+        }
+    }
+
+    /// `push --dry-run` says what it would offer and sends nothing: the receiver's library
+    /// stays empty, its serve sees no connection, and the ledger records no push.
+    @Test func aDryRunSendsNothing() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let (laptop, nas) = try await Self.pair(root)
+            let server = try await Server(nas)
+            #expect(try await laptop.run(["trust", nas.deviceID(), "--name", "nas", "--address", server.address]).status == 0)
+            try EngineHarness.writeSample(at: laptop.library, padding: 10_000)
+            let dry = try await laptop.run(["push", laptop.library.path, "--to", "nas", "--dry-run"])
+            #expect(dry.status == 0, "\(dry.stderr)")
+            #expect(dry.stdout.contains("nas: would offer 12 assets") && dry.stdout.contains("12 not yet synced with it"), "\(dry.stdout)")
+            #expect(try Self.tree(nas.library).isEmpty)
+            struct Status: Decodable { var peer: String; var synced: Int; var failed: Int; var pending: Int }
+            let status = try await JSONDecoder().decode([Status].self, from: Data(laptop.run(["status", "--json"]).stdout.utf8))
+            #expect(status.allSatisfy { $0.synced == 0 && $0.failed == 0 && $0.pending == 0 }, "\(status)")
+            let log = server.stop()
+            #expect(!log.contains("connection from"), "serve saw a connection: \(log)")
+        }
+    }
+
+    /// `lfsync verify`: content that changed while size and mtime did not is CORRUPT (exit 1);
+    /// a file edited the ordinary way is "modified" (exit 0).
+    @Test func verifyTellsCorruptFromModifiedAndExits1OnCorruption() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let device = try Device("laptop", in: root)
+            #expect(try await device.run(["init", "--name", "laptop"]).status == 0)
+            let photo = device.library.appendingPathComponent("IMG_0001.JPG"), notes = device.library.appendingPathComponent("notes.txt")
+            try TestSupport.write([UInt8](repeating: 0x41, count: 50_000), to: photo)
+            try TestSupport.write(Array("first draft\n".utf8), to: notes)
+            try await TestSupport.waitForFilesToSettle()
+            let first = try await device.run(["verify", "--library", device.library.path])
+            #expect(first.status == 0)
+            #expect(first.stderr.contains("hashes recorded now"), "\(first.stderr)")
+
+            // Bit rot: one byte flipped, size and mtime put back.
+            let before = try FileStatus.of(path: photo.path)
+            var bytes = try Data(contentsOf: photo)
+            bytes[1234] ^= 0x01
+            try bytes.write(to: photo)
+            #expect(FileTimeTests.setModificationTime(photo.path, seconds: Int(before.modificationTimeNs / 1_000_000_000),
+                                                     nanoseconds: Int(before.modificationTimeNs % 1_000_000_000)))
+            // An ordinary edit: new size, new mtime.
+            try await Task.sleep(for: .milliseconds(20))
+            try TestSupport.write(Array("second draft, longer\n".utf8), to: notes)
+            let second = try await device.run(["verify", "--library", device.library.path, "--json"])
+            #expect(second.status == 1, "corruption is exit 1: \(second.stderr)")
+            struct Report: Decodable { var filesChecked: Int; var corrupt: [String]; var modified: [String] }
+            let report = try JSONDecoder().decode(Report.self, from: Data(second.stdout.utf8))
+            #expect(report.filesChecked == 2)
+            #expect(report.corrupt == ["IMG_0001.JPG"])
+            #expect(report.modified == ["notes.txt"])
+            let text = try await device.run(["verify", "--library", device.library.path])
+            #expect(text.stdout.contains("CORRUPT   IMG_0001.JPG") && text.stdout.contains("modified  notes.txt"), "\(text.stdout)")
         }
     }
 

@@ -59,25 +59,42 @@ import Testing
         try await TestSupport.withTemporaryDirectory { root in
             let (network, nas, mallory) = try await Self.setUp(root)
             let raw = try await RawPeer.connect(to: nas, network: network, identity: mallory)
-            // Our own encoder refuses some of these names, so the offer is encoded with a
-            // placeholder of the same length and the hostile bytes put in its place: the
-            // receiver always sees the name.
-            let placeholder = String(repeating: "x", count: path.utf8.count)
-            let frame = try WireMessage.offer(.init(offerID: 1, assets: [Self.asset(path: placeholder, bytes: Array("payload".utf8))])).frame()
-            var payload = frame.payload
-            let at = try #require(payload.indices.first { payload[$0...].starts(with: placeholder.utf8) })
-            payload.replaceSubrange(at..<at + placeholder.utf8.count, with: path.utf8)
-            try await raw.channel.send(frames: [Frame(type: frame.type, payload: payload)])
-            // Refused (PROTOCOL.md, receiver decision 2), or, for text no message may carry, Error 2.
-            var answer: String?
-            while let message = try? await raw.channel.receive() {
-                if case let .offerReply(reply) = message, reply.offerID == 1 { answer = reply.decision == .refused ? "refused" : "\(reply.decision)"; break }
-                if case let .error(error) = message { answer = error.code == .malformedMessage ? "error 2" : "error \(error.code)"; break }
-            }
-            #expect(answer == "refused" || answer == "error 2", "offer with \(path.debugDescription): \(answer ?? "no answer")")
+            // Every one of these decodes, so each is refused (decision 2: PROTOCOL.md, "Edge
+            // cases decided"), and the connection stays.
+            #expect(try await Self.answer(toOfferWithPath: Array(path.utf8), from: raw) == "refused", "offer with \(path.debugDescription)")
             #expect(!FileManager.default.fileExists(atPath: root.appendingPathComponent("escaped.txt").path))
             #expect(try EngineHarness.tree(nas.library).isEmpty)
         }
+    }
+
+    /// A path longer than 4096 bytes, or not UTF-8, does not decode: Error 2, not a refusal.
+    @Test(arguments: [[UInt8](repeating: 0x61, count: 4097), [0x61, 0xFF, 0xFE, 0x2E, 0x6A, 0x70, 0x67]])
+    func undecodablePathsAreError2(path: [UInt8]) async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let (network, nas, mallory) = try await Self.setUp(root)
+            let raw = try await RawPeer.connect(to: nas, network: network, identity: mallory)
+            #expect(try await Self.answer(toOfferWithPath: path, from: raw) == "error 2")
+            #expect(try EngineHarness.tree(nas.library).isEmpty)
+        }
+    }
+
+    /// Sends offer 1 with one file at `path` — bytes our own encoder would refuse, so the
+    /// offer is encoded with a placeholder and the bytes (and their length) put in its
+    /// place — and returns how the receiver answered: "refused", "error N", or another decision.
+    static func answer(toOfferWithPath path: [UInt8], from raw: RawPeer) async throws -> String? {
+        let placeholder = String(repeating: "x", count: min(path.count, 4000))
+        let frame = try WireMessage.offer(.init(offerID: 1, assets: [Self.asset(path: placeholder, bytes: Array("payload".utf8))])).frame()
+        var payload = frame.payload
+        let at = try #require(payload.indices.first { $0 >= 2 && payload[$0...].starts(with: placeholder.utf8) })
+        payload.replaceSubrange(at..<at + placeholder.utf8.count, with: path)
+        payload[at - 2] = UInt8(path.count >> 8)
+        payload[at - 1] = UInt8(path.count & 0xFF)
+        try await raw.channel.send(frames: [Frame(type: frame.type, payload: payload)])
+        while let message = try? await raw.channel.receive() {
+            if case let .offerReply(reply) = message, reply.offerID == 1 { return reply.decision == .refused ? "refused" : "\(reply.decision)" }
+            if case let .error(error) = message { return "error \(error.code.rawValue)" }
+        }
+        return nil
     }
 
     @Test func chunkBeforeAcceptanceClosesTheConnection() async throws {

@@ -35,6 +35,23 @@ extension IncomingOffersTests {
         }
     }
 
+    /// PROTOCOL.md, Limits: at most 1024 offers open (Receipts still owed) per connection.
+    /// Offers answered one by one, each with chunks still to come, fill it; the next is refused.
+    @Test func atMost1024OffersAreOpen() throws {
+        var state = IncomingOffers()
+        _ = IncomingOffersTests.settle(&state, try state.received(Self.offer(1, last: false, [Self.single("first.jpg")])))
+        let accepted = IncomingOffersTests.settle(&state, state.decided(pushID: 1, accepted: true))
+        #expect(IncomingOffersTests.replies(accepted).map(\.offerID) == [1])
+        for id in 2...UInt64(IncomingOffers.maxLiveOffers) {
+            let actions = IncomingOffersTests.settle(&state, try state.received(Self.offer(id, push: 1, last: false, [Self.single("f\(id).jpg")])))
+            #expect(IncomingOffersTests.replies(actions).map(\.offerID) == [id])
+        }
+        #expect(IncomingOffers.maxLiveOffers == 1024)
+        #expect(throws: SyncError.protocolViolation("more than 1024 offers open on this connection")) {
+            _ = try state.received(Self.offer(5000, push: 1, last: false, [Self.single("one-too-many.jpg")]))
+        }
+    }
+
     @Test func pushesLeftOpenAreBounded() throws {
         var state = IncomingOffers()
         // Each push's first offer is answered (refused: there is no consent here) but never ends.
