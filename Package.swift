@@ -51,7 +51,7 @@ let package = Package(
         .executableTarget(name: "lfsync-discovery-probe", dependencies: ["LocalFirstSync"]),
         .executableTarget(name: "lfsync-hostile-peer", dependencies: ["LocalFirstSync", "LFSyncTCP", "LFSyncWire"]),
         /// Synthetic media and sample libraries, shared by tests, the demo and the benchmarks.
-        .target(name: "LFSyncFixtures", dependencies: ["LocalFirstSync"]),
+        .target(name: "LFSyncFixtures", dependencies: ["LocalFirstSync", "LFSyncSystem"]),
         .executableTarget(name: "lfsync-bench", dependencies: ["LocalFirstSync", "LFSyncFixtures", "LFSyncTCP", "LFSyncWire"]),
         /// Every parser of untrusted bytes as a fuzz target; `make fuzz` runs them under libFuzzer,
         /// the tests replay their corpus (Fuzz/corpus).

@@ -1,4 +1,5 @@
 import Synchronization
+import LFSyncSystem
 
 /// A discovery made on first use. `LocalSync` defaults to DNS-SD, and creating
 /// that (a libdns_sd thread, avahi's environment) is not free: an engine that
@@ -6,7 +7,7 @@ import Synchronization
 /// never pay for it.
 package final class LazyDiscovery: Discovery {
     private let make: @Sendable () -> any Discovery
-    private let made = Mutex<(any Discovery)?>(nil)
+    private let made = LockedState<(any Discovery)?>(nil)
 
     package init(_ make: @escaping @Sendable () -> any Discovery) {
         self.make = make

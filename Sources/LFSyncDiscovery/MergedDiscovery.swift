@@ -1,4 +1,5 @@
 import Synchronization
+import LFSyncSystem
 
 /// Several discovery mechanisms as one, typically DNS-SD plus static peers:
 /// when avahi is missing, the merged stream carries DNS-SD's `.unavailable`
@@ -62,10 +63,10 @@ public struct MergedDiscovery: Discovery {
 
 /// How many member streams are still running.
 private final class RunningCount: Sendable {
-    private let count: Mutex<Int>
+    private let count: LockedState<Int>
 
     init(_ count: Int) {
-        self.count = Mutex(count)
+        self.count = LockedState(count)
     }
 
     func decrementReachesZero() -> Bool {

@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 import Foundation
+import LFSyncSystem
 import LocalFirstSync
 
 /// A seeded photo library shaped like one that grew over ten years, for
@@ -674,7 +675,7 @@ private final class LibraryWriter {
         defer { closedir(stream) }
         var present: Set<[UInt8]> = []
         while let entry = readdir(stream) {
-            present.insert(withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix(while: { $0 != 0 })) })
+            present.insert(DirectoryEntryName.bytes(of: entry))
         }
         let missing = names.filter { !present.contains(Array($0.utf8)) }
         guard missing.isEmpty else { throw RealisticLibrary.Failure.namesFolded(directory: directory, missing: missing) }

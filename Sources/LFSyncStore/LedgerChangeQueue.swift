@@ -1,4 +1,5 @@
 import Synchronization
+import LFSyncSystem
 
 /// Ledger changes queued with `SyncStateStore.enqueue`, committed in groups on
 /// the database's thread.
@@ -22,7 +23,7 @@ final class LedgerChangeQueue: Sendable {
         var nextID = 0
     }
 
-    private let groups = Mutex(Groups())
+    private let groups = LockedState(Groups())
     private let database: SerializedDatabase
     private let writer: LedgerWriter
 

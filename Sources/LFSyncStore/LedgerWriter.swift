@@ -1,10 +1,11 @@
 import Synchronization
+import LFSyncSystem
 
 /// Applies `LedgerChange`s on one connection, remembering which rows already
 /// say what a change would write (`SyncedLedgerRows`), so that confirming what
 /// is already synced costs no SQLite work at all.
 final class LedgerWriter: Sendable {
-    private let known = Mutex(SyncedLedgerRows())
+    private let known = LockedState(SyncedLedgerRows())
 
     /// Applies `change` in the caller's transaction or savepoint. What it learnt
     /// is forgotten if it throws; a caller whose transaction then fails to commit

@@ -13,13 +13,13 @@ import Synchronization
 /// executor to share one connection; one lock is simpler. The lock is not
 /// reentrant: store methods never call each other while holding it.
 package final class SerializedDatabase: Sendable {
-    private let connection: Mutex<SQLiteDatabase?>
+    private let connection: LockedState<SQLiteDatabase?>
     /// Where callers on the cooperative pool send their commits: each waits
     /// for an fsync (`synchronous=FULL`), which must not hold a pool thread.
     package let thread = BlockingQueue(label: "lfsync.sqlite")
 
     package init(_ database: consuming sending SQLiteDatabase) {
-        connection = Mutex(database)
+        connection = LockedState(database)
     }
 
     /// Runs `body` with exclusive use of the connection.

@@ -54,10 +54,10 @@ package final class Monitor<State: Sendable>: Sendable {
         }
     }
 
-    private let guarded: Mutex<Guarded>
+    private let guarded: LockedState<Guarded>
 
     package init(_ state: State) {
-        guarded = Mutex(Guarded(state: state))
+        guarded = LockedState(Guarded(state: state))
     }
 
     /// Reads or changes the state; waiters the change lets through are woken.

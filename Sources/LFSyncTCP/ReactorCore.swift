@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Synchronization
+import LFSyncSystem
 
 /// The reactor's state and loop, shared by the owner and the thread (the thread must not
 /// keep the owner alive, or it would never stop).
@@ -27,7 +28,7 @@ package final class ReactorCore: Sendable {
         var stopped = false
     }
 
-    private let state = Mutex(State())
+    private let state = LockedState(State())
 
     package init(epollFD: Int32, wakeFD: Int32) {
         self.epollFD = epollFD

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Synchronization
+import LFSyncSystem
 
 /// One file descriptor (or a pure timer) registered with an `EpollReactor`.
 ///
@@ -23,7 +24,7 @@ package final class ReactorRegistration: Sendable {
         var active = true
     }
 
-    private let arming = Mutex(Arming())
+    private let arming = LockedState(Arming())
 
     package init(id: UInt64, fd: Int32, reactor: EpollReactor) {
         self.id = id

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Synchronization
 import LFSyncTransport
+import LFSyncSystem
 
 /// TCP over IPv4 and IPv6 with non-blocking sockets, driven by one epoll reactor thread.
 ///
@@ -39,7 +40,7 @@ public final class TCPTransport: Transport {
     }
 
     public let configuration: Configuration
-    private let startedReactor = Mutex<EpollReactor?>(nil)
+    private let startedReactor = LockedState<EpollReactor?>(nil)
 
     /// Creating a transport is free; the reactor thread starts with the first `connect` or
     /// `listen` (whose error then reports a process out of file descriptors).

@@ -5,6 +5,7 @@ import Dispatch
 import Synchronization
 import LFSyncCrypto
 import LFSyncStore
+import LFSyncSystem
 
 /// Verifies received contents and installs assets for one
 /// receiving session, on threads of its own.
@@ -56,7 +57,7 @@ final class AssetInstallQueue: Sendable {
     private let verifyQueue = DispatchQueue(label: "lfsync.verify")
     private let installQueue = DispatchQueue(label: "lfsync.install")
     private let completionQueue = DispatchQueue(label: "lfsync.install.complete")
-    private let pending = Mutex(Pending())
+    private let pending = LockedState(Pending())
 
     func verify(_ file: HandedOver<IncomingFile>, done: @escaping VerifyDone) {
         verifyQueue.async {

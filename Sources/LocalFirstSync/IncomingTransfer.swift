@@ -1,6 +1,7 @@
 import Synchronization
 import LFSyncContent
 import LFSyncStore
+import LFSyncSystem
 
 /// An offer from a peer: what it wants to send, before any byte of it moves.
 public struct IncomingTransfer: Sendable {
@@ -77,7 +78,7 @@ public final class ReceiveSessionHandle: Sendable {
         var continuations: [AsyncStream<TransferProgress>.Continuation] = []
     }
 
-    private let state = Mutex(State())
+    private let state = LockedState(State())
     /// Every asset's outcome, once the session has ended.
     private let ended = Eventual<[ContentID: Outcome]>()
     /// The consent this session depends on (nil: accepted from the start).

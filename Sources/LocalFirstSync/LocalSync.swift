@@ -398,7 +398,7 @@ public actor LocalSync {
             logger: configuration.log)
     }
 
-    private let importerLock = Mutex<LibraryImporter?>(nil)
+    private let importerLock = LockedState<LibraryImporter?>(nil)
 
     /// The importer is opened lazily (and once) so a send-only device never touches a library.
     nonisolated private func importerForReceiving() throws(SyncError) -> LibraryImporter {

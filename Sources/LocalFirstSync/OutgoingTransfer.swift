@@ -1,4 +1,5 @@
 import Synchronization
+import LFSyncSystem
 
 /// A send to one or more peers: an AsyncSequence of per-peer updates, and
 /// `waitUntilCompleted()` for the per-peer outcome. Each update is about one
@@ -16,10 +17,10 @@ public final class OutgoingTransfer: AsyncSequence, Sendable {
         var cancelHandlers: [@Sendable () -> Void] = []
     }
 
-    private let state: Mutex<State>
+    private let state: LockedState<State>
     /// Every peer's summary, once the last peer has finished.
     private let completed = Eventual<[PeerTransferSummary]>()
-    private let reader = Mutex<BroadcastChunkReader?>(nil)
+    private let reader = LockedState<BroadcastChunkReader?>(nil)
 
     /// The reader shared by every peer of this transfer (tests check it reads each chunk once).
     var chunkReader: BroadcastChunkReader? {
@@ -28,7 +29,7 @@ public final class OutgoingTransfer: AsyncSequence, Sendable {
     }
 
     init(peerCount: Int) {
-        state = Mutex(State(expectedPeers: peerCount))
+        state = LockedState(State(expectedPeers: peerCount))
         if peerCount == 0 { completed.resolve([]) }
     }
 

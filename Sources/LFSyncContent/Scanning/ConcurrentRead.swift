@@ -1,11 +1,12 @@
 import Dispatch
 import Synchronization
+import LFSyncSystem
 
 /// Blocking work started on another thread now and collected later, for two
 /// blocking reads that do not depend on each other: the scanner walks the
 /// library's folders while the scan cache's rows are read beside it.
 final class ConcurrentRead<Value: Sendable>: Sendable {
-    private let result = Mutex<Result<Value, any Error>?>(nil)
+    private let result = LockedState<Result<Value, any Error>?>(nil)
     private let done = DispatchSemaphore(value: 0)
 
     init(_ work: @escaping @Sendable () throws -> Value) {

@@ -48,7 +48,7 @@ public struct LibraryScanner: Sendable {
     /// kept only where they still describe a file, and files are grouped one
     /// directory at a time.
     public func scan(progress: @escaping @Sendable (ScanProgress) -> Void = { _ in }) async throws(Failure) -> LibraryScan {
-        let collected = Mutex<(assets: [Asset], settled: SettledFiles)>(([], SettledFiles()))
+        let collected = LockedState<(assets: [Asset], settled: SettledFiles)>(([], SettledFiles()))
         var scan = try await run(segmentLimit: nil, progress: progress) { segment in
             collected.withLock { $0 = (segment.assets, segment.settled) }
         }
@@ -273,11 +273,11 @@ public struct LibraryScanner: Sendable {
         let order: [Int]
         /// The segment of each position in `order`.
         let segmentOfPosition: [Int32]
-        let left: Mutex<[Int]>
+        let left: LockedState<[Int]>
         let bytesToHash: UInt64
         let alreadyDone: Int
         let counters = ProgressCounters()
-        let failures = Mutex<[SkippedEntry]>([])
+        let failures = LockedState<[SkippedEntry]>([])
 
         init(segments: [Segment], entries: [DirectoryWalker.Entry], alreadyDone: Int) {
             self.segments = segments
@@ -286,7 +286,7 @@ public struct LibraryScanner: Sendable {
             segmentOfPosition = segments.enumerated().flatMap { index, segment in
                 [Int32](repeating: Int32(index), count: segment.misses.count)
             }
-            left = Mutex(segments.map(\.misses.count))
+            left = LockedState(segments.map(\.misses.count))
             bytesToHash = order.reduce(0) { $0 + entries[$1].status.size }
             self.alreadyDone = alreadyDone
         }
@@ -434,7 +434,7 @@ private final class DigestScratch: @unchecked Sendable {
 
 /// Files and bytes finished so far, shared by the hashing workers.
 private final class ProgressCounters: Sendable {
-    private let state = Mutex<(files: Int, bytes: UInt64)>((0, 0))
+    private let state = LockedState<(files: Int, bytes: UInt64)>((0, 0))
 
     func add(bytes: UInt64) -> (files: Int, bytes: UInt64) {
         state.withLock { value in

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import LFSyncSystem
 
 /// Pumps avahi's libdns_sd on one dedicated thread.
 ///
@@ -25,7 +26,7 @@ final class DNSSDEventLoop: Sendable {
         var wakeFD: Int32?
     }
 
-    private let inbox = Mutex(Inbox())
+    private let inbox = LockedState(Inbox())
     private let lastID = Atomic<UInt64>(0)
 
     package init() {}

@@ -1,10 +1,11 @@
 import Synchronization
+import LFSyncSystem
 
 /// The device IDs this object currently advertises, counted because the same
 /// ID may be advertised twice (two ports, two names). Browsing consults it so
 /// a device does not discover itself.
 final class DeviceIDCounter: Sendable {
-    private let counts = Mutex<[String: Int]>([:])
+    private let counts = LockedState<[String: Int]>([:])
 
     package func insert(_ deviceID: String) {
         counts.withLock { $0[deviceID, default: 0] += 1 }

@@ -1,4 +1,5 @@
 import Synchronization
+import LFSyncSystem
 
 /// The one lock of a content's partial in this process, shared by every
 /// `IncomingFile` of that file hash (handed out by `PartialLocks`), and what
@@ -39,8 +40,8 @@ final class PartialLock: Sendable {
         var exclusive = false
     }
 
-    private let state = Mutex(State())
-    private let contentionHook = Mutex<(@Sendable () -> Void)?>(nil)
+    private let state = LockedState(State())
+    private let contentionHook = LockedState<(@Sendable () -> Void)?>(nil)
 
     package func withLock<T: Sendable, E: Error>(_ body: (inout State) throws(E) -> T) throws(E) -> T {
         if let result = try state.withLockIfAvailable({ (state: inout sending State) throws(E) -> T in try body(&state) }) {

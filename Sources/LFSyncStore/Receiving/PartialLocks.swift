@@ -1,5 +1,6 @@
 import Synchronization
 import LFSyncCrypto
+import LFSyncSystem
 
 /// The `PartialLock` of every content that some live `IncomingFile` of this
 /// process is receiving, with how many hold it. One per `StagingArea`, and
@@ -15,7 +16,7 @@ final class PartialLocks: Sendable {
         var holders: Int
     }
 
-    private let entries = Mutex<[Hash256: Entry]>([:])
+    private let entries = LockedState<[Hash256: Entry]>([:])
 
     /// The lock of `fileHash`'s partial; the caller holds it until `release`.
     package func acquire(_ fileHash: Hash256) -> PartialLock {

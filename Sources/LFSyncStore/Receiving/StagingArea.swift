@@ -196,7 +196,7 @@ package final class StagingArea: Sendable {
         defer { closedir(stream) }
         var names: [String] = []
         while let entry = readdir(stream) {
-            let raw = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix(while: { $0 != 0 })) }
+            let raw = DirectoryEntryName.bytes(of: entry)
             if let name = String(validating: raw, as: UTF8.self), name != ".", name != ".." { names.append(name) }
         }
         return names

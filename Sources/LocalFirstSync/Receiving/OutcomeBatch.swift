@@ -1,11 +1,12 @@
 import Synchronization
+import LFSyncSystem
 
 /// Outcomes reported by threads of their own (writes, verifications,
 /// installs), collected by the receiving actor in batches: a burst of a
 /// thousand small files landing costs the actor one wake-up, not a thousand
 /// tasks each hopping onto it.
 final class OutcomeBatch<Outcome: Sendable>: Sendable {
-    private let outcomes = Mutex<[Outcome]>([])
+    private let outcomes = LockedState<[Outcome]>([])
 
     /// Adds `outcome`. True when it is the first since the last `takeAll()`:
     /// only then must the collector be woken — a wake-up already on its way

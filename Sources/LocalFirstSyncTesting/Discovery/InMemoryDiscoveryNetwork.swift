@@ -1,5 +1,6 @@
 import Synchronization
 import LFSyncDiscovery
+import LFSyncSystem
 
 /// A simulated local network for discovery: every `InMemoryDiscovery` made
 /// from the same network sees the others' advertisements.
@@ -41,7 +42,7 @@ public final class InMemoryDiscoveryNetwork: Sendable {
         }
     }
 
-    private let state = Mutex(State())
+    private let state = LockedState(State())
 
     public init() {}
 

@@ -1,5 +1,6 @@
 import Synchronization
 import LFSyncTransport
+import LFSyncSystem
 
 /// A deterministic in-process network shared by in-memory transports.
 ///
@@ -25,7 +26,7 @@ public final class InMemoryNetwork: Sendable {
         var nextListenerID: UInt64 = 0
     }
 
-    private let state = Mutex(State())
+    private let state = LockedState(State())
 
     public init(clock: any Clock<Duration> = ContinuousClock()) {
         self.clock = clock
