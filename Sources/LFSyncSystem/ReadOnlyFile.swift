@@ -51,6 +51,8 @@ package final class ReadOnlyFile {
 
     /// Reads up to `count` bytes at `offset` without moving the file position.
     package func read(atOffset offset: UInt64, count: Int) throws(SystemError) -> [UInt8] {
+        // Never an uninitialised array of capacity 0: it would write into the shared empty-array singleton.
+        guard count > 0 else { return [] }
         var failure: SystemError?
         // Uninitialised storage: zero-filling a chunk only for `pread` to overwrite it cost the
         // sender a memset of every byte it sends. Only the bytes read become the array.

@@ -108,6 +108,8 @@ enum FrameSealer {
         let maxPlaintext = FrameEncoder.maxPlaintextPerMessage
         let messageCount = (total + maxPlaintext - 1) / maxPlaintext
         let outputCount = total + messageCount * (2 + Noise.tagLength)
+        // Never an uninitialised array of capacity 0: it would write into the shared empty-array singleton.
+        guard outputCount > 0 else { return [] }
         var cursor = PieceCursor(pieces: pieces)
         var scratch: [UInt8] = []
         var failure: NoiseError?

@@ -190,7 +190,9 @@ package struct FrameDecoder: Sendable {
         bufferedByteCount -= Frame.headerLength
         // Not zero-filled: every byte is written (copied or decrypted into place) before
         // `filled` passes it, and the payload is handed out only once it is all filled.
-        let payload = [UInt8](unsafeUninitializedCapacity: Int(length)) { _, initialized in initialized = Int(length) }
+        // An empty payload is `[]`: an uninitialised array of capacity 0 writes its count into
+        // the empty-array singleton every thread shares (ThreadSanitizer reports it).
+        let payload = length == 0 ? [] : [UInt8](unsafeUninitializedCapacity: Int(length)) { _, initialized in initialized = Int(length) }
         finishOrKeep(PendingFrame(type: type, payload: payload))
     }
 
