@@ -196,6 +196,31 @@ import Testing
         }
     }
 
+    /// `push --progress json`: one JSON object per line on stderr, with the fields the README
+    /// lists, ending with every byte and asset done.
+    @Test func progressJSONIsOneObjectPerLine() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let (laptop, nas) = try await Self.pair(root)
+            let server = try await Server(nas)
+            defer { _ = server.stop() }
+            #expect(try await laptop.run(["trust", nas.deviceID(), "--name", "nas", "--address", server.address]).status == 0)
+            try EngineHarness.writeSample(at: laptop.library, padding: 200_000)
+            let push = try await laptop.run(["push", laptop.library.path, "--to", "nas", "--progress", "json"])
+            #expect(push.status == 0, "\(push.stderr)")
+            struct Line: Decodable {
+                var peer: String; var deviceID: String; var state: String
+                var bytesDone: UInt64; var bytesTotal: UInt64; var assetsDone: Int; var assetsTotal: Int
+            }
+            let objects = push.stderr.split(separator: "\n").filter { $0.hasPrefix("{") }
+            #expect(!objects.isEmpty, "no JSON progress lines: \(push.stderr)")
+            let lines = try objects.map { try JSONDecoder().decode(Line.self, from: Data($0.utf8)) }
+            #expect(lines.allSatisfy { $0.peer == "nas" && $0.bytesDone <= $0.bytesTotal && $0.assetsDone <= $0.assetsTotal })
+            let last = try #require(lines.last)
+            #expect(last.state == "completed" && last.bytesDone == last.bytesTotal && last.assetsDone == last.assetsTotal && last.assetsTotal == 12,
+                    "\(last)")
+        }
+    }
+
     @Test func oneReceiverPerLibrary() async throws {
         try await TestSupport.withTemporaryDirectory { root in
             let (laptop, nas) = try await Self.pair(root)

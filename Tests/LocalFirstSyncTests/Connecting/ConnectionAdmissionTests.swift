@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import LocalFirstSync
 
@@ -123,6 +124,23 @@ import Testing
         #expect(!evicted.isEmpty && evicted.allSatisfy { !$0.address.hasPrefix("192.168.") })
         #expect(admission.heldCount <= 64)
         #expect(admission.heldCount - admission.unauthenticatedCount == 24, "every trusted connection is still held")
+    }
+
+    /// `serve` runs with the defaults (it passes no limits of its own), and they are the
+    /// figures the README gives its users.
+    @Test func theDefaultCapsAreTheDocumentedOnes() throws {
+        let defaults = ConnectionLimits()
+        let caps: [Int] = [defaults.total, defaults.perAddress, defaults.unauthenticated, defaults.unauthenticatedPerAddress,
+                           defaults.awaitingConsent, defaults.awaitingConsentPerAddress]
+        #expect(caps == [64, 16, 32, 8, 8, 2])
+        let readme = try String(contentsOf: TestSupport.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+            .replacingOccurrences(of: "\n  ", with: " ")
+        for phrase in ["holds at most 64 connections and 16 per address", "32 handshakes under way (8 per network",
+                       "at most 8 untrusted devices (2 per network)"] {
+            #expect(readme.contains(phrase), "README no longer says \"\(phrase)\"")
+        }
+        let serve = try String(contentsOf: TestSupport.packageRoot.appendingPathComponent("Sources/lfsync/Commands/ServeCommand.swift"), encoding: .utf8)
+        #expect(!serve.contains("connectionLimits"), "serve sets its own caps: update the README and this test")
     }
 
     @Test func anExactAddressIsCappedOverAllItsConnections() throws {
