@@ -35,7 +35,7 @@ deps:
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
 
-# avahi-daemon must never run on the host's real interfaces (DESIGN.md §10): while
+# avahi-daemon must never run on the host's real interfaces (ARCHITECTURE.md, "Testing"): while
 # installing it, a policy-rc.d forbids service starts, and afterwards the units are masked.
 lab-deps:
 	@missing=""; for p in $(LAB_PACKAGES); do \
@@ -146,7 +146,7 @@ lab: build lab-deps
 demo: build
 	@sh scripts/demo.sh $(CURDIR)/$(DEBUG_BIN)
 
-# DESIGN.md §9, lfsync against rsync side by side (release build; ~10 minutes at 1 GiB).
+# The performance targets (ARCHITECTURE.md), lfsync against rsync side by side (release build; ~10 minutes at 1 GiB).
 # Knobs: BENCH_SIZE_MIB, BENCH_REPS, BENCH_BIG_MIB, BENCH_SMALL_FILES.
 bench: release bench-deps
 	bash scripts/bench.sh $(CURDIR)/$(RELEASE_BIN)

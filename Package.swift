@@ -21,7 +21,7 @@ let package = Package(
         /// glibc interfaces missing from Swift's Glibc module; header-only.
         .systemLibrary(name: "CLinux"),
         systemModule("CDNSSD", pkgConfig: "avahi-compat-libdns_sd", apt: "libavahi-compat-libdnssd-dev"),
-        // The layers, bottom up (DESIGN.md §2, ARCHITECTURE.md). Each is its own
+        // The layers, bottom up (ARCHITECTURE.md, "Layers"). Each is its own
         // target so the compiler refuses an import against the direction;
         // `package` access carries what they share without making it public.
         // A target names every layer it imports, not only the nearest: an

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# DESIGN.md §9 side by side: lfsync against rsync (over ssh with aes128-gcm, and
+# The performance targets (ARCHITECTURE.md, BENCHMARKS.md) side by side: lfsync against rsync (over ssh with aes128-gcm, and
 # the rsync daemon) on the same corpus, in one run, on loopback. Starts every
 # server it needs on high loopback ports and stops them all on exit.
 #

@@ -13,7 +13,7 @@ internal import CLinux
 /// the thread that reads it off the socket and freed by the one that wrote it
 /// to disk, so with an arena per thread each kept its own pool of chunk-sized
 /// blocks. Receiving one 4 GiB file peaked at 113 MiB that way, 77 MiB with
-/// two arenas, in a plain test (DESIGN.md §9 allows 100; `make bench` also
+/// two arenas, in a plain test (the performance targets in BENCHMARKS.md allow 100; `make bench` also
 /// needed the smaller write queue of `SessionReceiver`), and the
 /// many-small-files push was no slower (paired ratio 0.96 over 6 pairs).
 package enum MemoryTuning {

@@ -32,7 +32,7 @@ enum CorpusWriter {
         return files
     }
 
-    /// The §9 benchmark corpus: nested camera folders of incompressible "photos"
+    /// The `make bench` corpus (ARCHITECTURE.md, "Performance targets"): nested camera folders of incompressible "photos"
     /// (1–6 MB), every fourth one a Live Photo with a 2–4 MB "video" of the same
     /// name, every tenth with an .AAE sidecar, and a 20–60 MB "video" every 25th.
     static func libraryCorpus(at root: URL, totalBytes: UInt64, seed: UInt64) throws -> [File] {

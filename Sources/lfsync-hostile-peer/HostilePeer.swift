@@ -2,7 +2,7 @@ import Foundation
 import LocalFirstSync
 
 /// A test client for the multi-device lab: a trusted device gone bad. It speaks
-/// the real protocol over real TCP and sends what DESIGN.md §6 says a receiver
+/// the real protocol over real TCP and sends what ARCHITECTURE.md, "Receiver safety" says a receiver
 /// must survive, one scenario per connection, and prints one line per scenario
 /// with what the peer under test answered. It writes nothing itself; the lab
 /// checks the receiver's disk.

@@ -1,7 +1,7 @@
 import LocalFirstSync
 import LFSyncWire
 
-/// The attacks of DESIGN.md §6 and issue 6, each sent over a fresh, fully
+/// The attacks of ARCHITECTURE.md, "Receiver safety" and issue 6, each sent over a fresh, fully
 /// handshaken connection by a peer the receiver trusts (a compromised device),
 /// except `untrustedKey`, which comes from a key the receiver never saw.
 enum HostileScenario: String, CaseIterable {

@@ -1,4 +1,4 @@
-/// sysexits-style exit codes a script can rely on (DESIGN.md §8).
+/// sysexits-style exit codes a script can rely on (ARCHITECTURE.md, "Command line").
 enum ExitCode: Int32 {
     case success = 0
     /// Some assets or peers failed; the rest succeeded.

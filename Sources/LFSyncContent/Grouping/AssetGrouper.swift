@@ -1,6 +1,6 @@
 /// Decides which library files travel and land together as one asset.
 ///
-/// Rules (DESIGN.md §3), applied per directory — files in different
+/// Rules (ARCHITECTURE.md, "Content model"), applied per directory — files in different
 /// directories never pair:
 /// 1. Live Photo by metadata: a still and a video with the same Apple content
 ///    identifier, whatever their names. Several with one identifier pair in

@@ -1,6 +1,6 @@
 /// A library-relative path that has passed the receiver's checks, as
 /// components: the only form in which a name from the wire reaches the file
-/// system (DESIGN.md §6).
+/// system (ARCHITECTURE.md, "Receiver safety").
 ///
 /// Two paths are equal when their bytes are: Swift's `String` equality would
 /// call the NFC and NFD spellings of "Ü" equal, but on Linux they name two

@@ -6,7 +6,7 @@ import LFSyncSystem
 /// Places received assets into a library folder — the Linux counterpart of
 /// "save to photo library". Files land at their library-relative paths, an
 /// asset's files (Live Photo pairs, sidecars) together, every placement of
-/// its content at once, never overwriting anything (DESIGN.md §6).
+/// its content at once, never overwriting anything (ARCHITECTURE.md, "Receiver safety").
 ///
 /// Before asking a peer for a chunk it looks for it locally: in staging
 /// (an interrupted earlier transfer) and, through the chunk index, anywhere

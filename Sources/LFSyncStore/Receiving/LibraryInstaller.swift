@@ -5,7 +5,7 @@ import LFSyncContent
 import LFSyncSystem
 
 /// Moves the staged files of one asset into the library, never overwriting
-/// anything (DESIGN.md §6).
+/// anything (ARCHITECTURE.md, "Receiver safety").
 ///
 /// Per file: parent directories are opened or created through the library
 /// descriptor (`O_NOFOLLOW` at every step), then the staged file is renamed

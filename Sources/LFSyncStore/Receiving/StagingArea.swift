@@ -8,7 +8,7 @@ import LFSyncCrypto
 import LFSyncSystem
 
 /// `<library>/.lfsync/staging/`: the only place incoming bytes are written
-/// before they are complete and verified (DESIGN.md §6). Inside the library
+/// before they are complete and verified (ARCHITECTURE.md, "Receiver safety"). Inside the library
 /// so that installing is a rename on one file system, never a copy.
 ///
 /// Names in it, all derived from content, none from the wire:

@@ -61,7 +61,7 @@ actor SessionReceiver {
     private static let maxQueuedJobs = 1024
     /// And beyond this many bytes of chunks waiting to be written. 16 MiB keeps
     /// the disk busy (a 1 GiB push was no slower than with 32: paired ratio 0.98
-    /// over 8 pairs) and the receiver of one 4 GiB file under DESIGN.md §9's
+    /// over 8 pairs) and the receiver of one 4 GiB file under the performance targets of ARCHITECTURE.md's design record
     /// 100 MiB: 70–78 MiB at its peak, 97–107 with 32.
     private static let maxQueuedWriteBytes = 16 << 20
 

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// The man page and the completion scripts are generated from the command
-/// model (DESIGN.md §8). These tests keep the checked-in copies equal to what
+/// model (ARCHITECTURE.md, "Command line"). These tests keep the checked-in copies equal to what
 /// the binary generates, and prove each file works in the program that reads
 /// it: mandoc, groff and man for the page; real bash, zsh and fish for the
 /// scripts. A missing program fails the test (never a silent skip): `make

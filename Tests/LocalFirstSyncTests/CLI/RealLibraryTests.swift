@@ -7,7 +7,7 @@ import Glibc
 @testable import LocalFirstSync
 @testable import LFSyncContent
 
-/// Libraries shaped like real ones (DESIGN.md §10), through real `lfsync
+/// Libraries shaped like real ones (ARCHITECTURE.md, "Testing"), through real `lfsync
 /// serve` and `push` processes: thousands of files, copies in several folders,
 /// one edit preset shared by hundreds of photos, empty files, a hard link,
 /// NFC/NFD twins, names with spaces, newlines and every script — at an open

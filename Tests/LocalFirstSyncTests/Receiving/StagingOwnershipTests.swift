@@ -6,7 +6,7 @@ import Testing
 
 private typealias F = ReceivingFixtures
 
-/// A library another local user can write to (DESIGN.md §6): that user must not
+/// A library another local user can write to (ARCHITECTURE.md, "Receiver safety"): that user must not
 /// get to read incoming files or have them written into an inode of theirs.
 /// `.lfsync/` or `staging/` owned by someone else is refused with a clear
 /// reason; one of ours left open to others is closed again; a partial is
