@@ -46,7 +46,7 @@ __lfsync_reply() {
 }
 
 __lfsync_commands() {
-    __lfsync_reply "$1" 'init id peers trust untrust serve push pull status scan verify completions help version'
+    __lfsync_reply "$1" 'init id peers trust untrust serve push watch pull status scan verify completions help version'
 }
 
 # Peer names, one per line from `lfsync __complete peers`; nothing if it fails.
@@ -188,8 +188,12 @@ _lfsync_serve() {
     case $option in
         --library) __lfsync_files "$value" -d; return 0 ;;
         --listen) return 0 ;;
+        --chmod) return 0 ;;
+        --bwlimit) return 0 ;;
+        --exclude) return 0 ;;
+        --exclude-from) __lfsync_files "$value"; return 0 ;;
     esac
-    __lfsync_reply "$cur" '--library --listen --advertise --no-advertise -q --quiet -v --verbose -h --help'
+    __lfsync_reply "$cur" '--library --listen --advertise --no-advertise --chmod --bwlimit --exclude --exclude-from --no-default-excludes -q --quiet -v --verbose -h --help'
 }
 
 _lfsync_push() {
@@ -202,10 +206,39 @@ _lfsync_push() {
     case $option in
         --to) __lfsync_peers "$value"; return 0 ;;
         --progress) __lfsync_reply "$value" 'auto plain json none'; return 0 ;;
+        --bwlimit) return 0 ;;
+        --exclude) return 0 ;;
+        --exclude-from) __lfsync_files "$value"; return 0 ;;
     esac
-    __lfsync_count_arguments '--to --progress'
+    __lfsync_count_arguments '--to --progress --bwlimit --exclude --exclude-from'
     if (( __lfsync_only_arguments == 0 )) && [[ $cur == -* ]]; then
-        __lfsync_reply "$cur" '--to --all --batch --dry-run --progress --json -q --quiet -v --verbose -h --help'
+        __lfsync_reply "$cur" '--to --all --batch --dry-run --progress --bwlimit --json --exclude --exclude-from --no-default-excludes -q --quiet -v --verbose -h --help'
+        return 0
+    fi
+    case $__lfsync_count in
+        *) __lfsync_files "$cur" -d ;;
+    esac
+    return 0
+}
+
+_lfsync_watch() {
+    local cur=$1 prev=${__lfsync_words[__lfsync_cword-1]} option value
+    if [[ $cur == --*=* ]]; then
+        option=${cur%%=*} value=${cur#*=}
+    else
+        option=$prev value=$cur
+    fi
+    case $option in
+        --to) __lfsync_peers "$value"; return 0 ;;
+        --settle) return 0 ;;
+        --rescan-interval) return 0 ;;
+        --bwlimit) return 0 ;;
+        --exclude) return 0 ;;
+        --exclude-from) __lfsync_files "$value"; return 0 ;;
+    esac
+    __lfsync_count_arguments '--to --settle --rescan-interval --bwlimit --exclude --exclude-from'
+    if (( __lfsync_only_arguments == 0 )) && [[ $cur == -* ]]; then
+        __lfsync_reply "$cur" '--to --all --settle --rescan-interval --bwlimit --json --exclude --exclude-from --no-default-excludes -q --quiet -v --verbose -h --help'
         return 0
     fi
     case $__lfsync_count in
@@ -224,8 +257,11 @@ _lfsync_pull() {
     case $option in
         --from) __lfsync_peers "$value"; return 0 ;;
         --library) __lfsync_files "$value" -d; return 0 ;;
+        --bwlimit) return 0 ;;
+        --exclude) return 0 ;;
+        --exclude-from) __lfsync_files "$value"; return 0 ;;
     esac
-    __lfsync_reply "$cur" '--from --library --batch -q --quiet -v --verbose -h --help'
+    __lfsync_reply "$cur" '--from --library --batch --bwlimit --exclude --exclude-from --no-default-excludes -q --quiet -v --verbose -h --help'
 }
 
 _lfsync_status() {
@@ -251,15 +287,24 @@ _lfsync_status() {
 }
 
 _lfsync_scan() {
-    local cur=$1
-    __lfsync_count_arguments ''
+    local cur=$1 prev=${__lfsync_words[__lfsync_cword-1]} option value
+    if [[ $cur == --*=* ]]; then
+        option=${cur%%=*} value=${cur#*=}
+    else
+        option=$prev value=$cur
+    fi
+    case $option in
+        --exclude) return 0 ;;
+        --exclude-from) __lfsync_files "$value"; return 0 ;;
+    esac
+    __lfsync_count_arguments '--exclude --exclude-from'
     if (( __lfsync_only_arguments == 0 )) && [[ $cur == -* ]]; then
-        __lfsync_reply "$cur" '--json --no-cache -q --quiet -v --verbose -h --help'
+        __lfsync_reply "$cur" '--json --no-cache --exclude --exclude-from --no-default-excludes -q --quiet -v --verbose -h --help'
         return 0
     fi
     case $__lfsync_count in
         0) __lfsync_files "$cur" -d ;;
-        *) __lfsync_reply "$cur" '--json --no-cache -q --quiet -v --verbose -h --help' ;;
+        *) __lfsync_reply "$cur" '--json --no-cache --exclude --exclude-from --no-default-excludes -q --quiet -v --verbose -h --help' ;;
     esac
     return 0
 }
@@ -331,6 +376,7 @@ _lfsync() {
             untrust) _lfsync_untrust "$cur" ;;
             serve) _lfsync_serve "$cur" ;;
             push) _lfsync_push "$cur" ;;
+            watch) _lfsync_watch "$cur" ;;
             pull) _lfsync_pull "$cur" ;;
             status) _lfsync_status "$cur" ;;
             scan) _lfsync_scan "$cur" ;;

@@ -13,14 +13,23 @@ public struct FileManifest: Hashable, Sendable, Codable {
     /// BLAKE2b-256 of the whole file.
     public var fileHash: Hash256
     public var chunks: [ChunkRef]
+    /// The file's permission bits (`st_mode & 0o7777`) where it was read. Sent with each
+    /// placement so the receiver can give a new file the source's bits masked by its own
+    /// umask, as rsync does without `--perms`; not part of the content (nor of the canonical
+    /// encoding the scan cache keeps: a scan takes them from `lstat` every time).
+    public var permissions: UInt32
 
-    public init(path: RelativePath, size: UInt64, modificationTimeNs: Int64, fileHash: Hash256, chunks: [ChunkRef]) {
+    public init(path: RelativePath, size: UInt64, modificationTimeNs: Int64, fileHash: Hash256, chunks: [ChunkRef], permissions: UInt32 = FileManifest.defaultPermissions) {
         self.path = path
         self.size = size
         self.modificationTimeNs = modificationTimeNs
         self.fileHash = fileHash
         self.chunks = chunks
+        self.permissions = permissions & 0o7777
     }
+
+    /// What a file that never was one (generated content, a test) is said to have: `rw-r--r--`.
+    public static let defaultPermissions: UInt32 = 0o644
 
     /// The manifest of bytes held in memory, cut by the real chunker: for
     /// content that never was a file (tests, generated offers).
@@ -72,6 +81,7 @@ extension FileManifest {
         modificationTimeNs = try reader.readInt64()
         fileHash = try reader.readHash()
         chunks = try Self.readChunkList(from: &reader, size: size)
+        permissions = Self.defaultPermissions
     }
 
     /// `u32` count, then per chunk `u32` length and hash; the lengths must be

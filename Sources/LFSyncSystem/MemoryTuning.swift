@@ -23,4 +23,12 @@ package enum MemoryTuning {
         _ = mallopt(M_TRIM_THRESHOLD, 128 << 20)
         _ = mallopt(M_ARENA_MAX, 2)
     }
+
+    /// Hands the heap's free pages back to the kernel (`malloc_trim`). With the trim
+    /// threshold raised above, a long-running process that peaked once (a `watch`
+    /// pass over 200,000 files) would otherwise keep that peak as its resident size
+    /// while it sits idle.
+    package static func releaseFreeMemory() {
+        _ = malloc_trim(0)
+    }
 }

@@ -27,6 +27,8 @@ public actor LocalSync {
         public var libraryChunkIndex: ChunkIndex?
         /// Scan cache of that library, so received files need no hashing at the next scan.
         public var libraryScanCache: ScanCache?
+        /// The permission bits of what lands in that library (the source's, masked by the umask).
+        public var newFileModes: NewFileModes
         public var trust: TrustPolicy
         /// The longest a receiver may take to answer (PROTOCOL.md, "Limits and deadlines"): senders wait a little longer.
         public static let longestDecisionTimeout: Duration = WireProtocol.consentTimeout
@@ -45,6 +47,11 @@ public actor LocalSync {
         public var offerReplyTimeout: Duration
         /// Caps on the connections held at once (strangers get tighter ones).
         public var connectionLimits: ConnectionLimits
+        /// One budget for everything this engine sends, over every connection (`--bwlimit`):
+        /// two peers sharing it get about half each. nil sends as fast as the link allows.
+        public var sendBudget: BandwidthBudget?
+        /// The same for what it receives (`pull --bwlimit`): reading slower makes TCP slow the sender.
+        public var receiveBudget: BandwidthBudget?
         /// The clock every engine deadline runs on (set-up, consent, offer replies, accept
         /// back-off): tests inject a manual one and advance it instead of sleeping.
         public var clock: any Clock<Duration>
@@ -52,19 +59,22 @@ public actor LocalSync {
 
         public init(
             deviceName: String, library: URL? = nil, libraryChunkIndex: ChunkIndex? = nil, libraryScanCache: ScanCache? = nil,
-            trust: TrustPolicy = TrustPolicy(),
+            newFileModes: NewFileModes = NewFileModes(), trust: TrustPolicy = TrustPolicy(),
             decisionTimeout: Duration = Configuration.longestDecisionTimeout, offerReplyTimeout: Duration = Configuration.defaultOfferReplyTimeout,
-            connectionLimits: ConnectionLimits = ConnectionLimits(), clock: any Clock<Duration> = ContinuousClock(),
-            log: @escaping @Sendable (String) -> Void = { _ in }
+            connectionLimits: ConnectionLimits = ConnectionLimits(), sendBudget: BandwidthBudget? = nil, receiveBudget: BandwidthBudget? = nil,
+            clock: any Clock<Duration> = ContinuousClock(), log: @escaping @Sendable (String) -> Void = { _ in }
         ) {
             self.deviceName = deviceName
             self.library = library
             self.libraryChunkIndex = libraryChunkIndex
             self.libraryScanCache = libraryScanCache
+            self.newFileModes = newFileModes
             self.trust = trust
             storedDecisionTimeout = min(decisionTimeout, WireProtocol.consentTimeout)
             self.offerReplyTimeout = offerReplyTimeout
             self.connectionLimits = connectionLimits
+            self.sendBudget = sendBudget
+            self.receiveBudget = receiveBudget
             self.clock = clock
             self.log = log
         }
@@ -75,7 +85,7 @@ public actor LocalSync {
     public nonisolated let serviceType: String
     public let configuration: Configuration
     /// The receiving library, readable without hopping onto the actor (sessions open it lazily).
-    private nonisolated let receiveLibrary: (url: URL, chunkIndex: ChunkIndex?, scanCache: ScanCache?)?
+    private nonisolated let receiveLibrary: (url: URL, chunkIndex: ChunkIndex?, scanCache: ScanCache?, modes: NewFileModes)?
     private let transport: any Transport
     private let discovery: any Discovery
     private var sessions: [DeviceID: PeerSession] = [:]
@@ -97,6 +107,9 @@ public actor LocalSync {
     /// Called when a trusted peer asks us to offer what it lacks.
     private var pullHandler: (@Sendable (Peer) async -> [Asset])?
     private var pullLibrary: URL?
+    /// The trust policy in force: `configuration.trust` until `updateTrust(_:)` replaces it.
+    /// Sessions read it at each decision, so a change applies to connections already open.
+    private let currentTrust: CurrentTrust
 
     /// - Parameters:
     ///   - serviceName: the DNS-SD service type this engine advertises and browses when no
@@ -113,8 +126,9 @@ public actor LocalSync {
         self.identity = identity
         self.store = store
         self.configuration = configuration
-        receiveLibrary = configuration.library.map { ($0, configuration.libraryChunkIndex, configuration.libraryScanCache) }
+        receiveLibrary = configuration.library.map { ($0, configuration.libraryChunkIndex, configuration.libraryScanCache, configuration.newFileModes) }
         admission = ConnectionAdmission(limits: configuration.connectionLimits)
+        currentTrust = CurrentTrust(configuration.trust)
         self.transport = transport
         // Made on first use: an engine that never browses or advertises never touches avahi.
         let localDeviceID = identity.deviceID.description
@@ -183,7 +197,7 @@ public actor LocalSync {
                 do throws(TransportError) {
                     let connection = try await listener.accept()
                     backoff.succeeded()
-                    await self?.admit(connection)
+                    await self?.admit(self?.limited(connection) ?? connection)
                 } catch {
                     if error == .closed || error == .cancelled || Task.isCancelled { return }
                     let delay = backoff.failed()
@@ -209,7 +223,7 @@ public actor LocalSync {
     @discardableResult
     public func connect(to address: PeerAddress, expecting expected: DeviceID? = nil, timeout: Duration = .seconds(10)) async throws(SyncError) -> Peer {
         let connection: any Connection
-        do { connection = try await transport.connect(to: address, timeout: timeout) } catch {
+        do { connection = limited(try await transport.connect(to: address, timeout: timeout)) } catch {
             throw .connectionFailed("\(address): \(error)")
         }
         let channel: SecureChannel
@@ -228,6 +242,34 @@ public actor LocalSync {
             await channel.close()
             throw .connectionFailed("\(address): \(error)")
         }
+    }
+
+    /// Every byte this engine sends goes through the run's budget, when it has one.
+    private nonisolated func limited(_ connection: any Connection) -> any Connection {
+        guard configuration.sendBudget != nil || configuration.receiveBudget != nil else { return connection }
+        return RateLimitedConnection(connection, sending: configuration.sendBudget, receiving: configuration.receiveBudget)
+    }
+
+    /// The trust policy in force now (see `updateTrust(_:)`).
+    public nonisolated var trust: TrustPolicy { currentTrust.policy }
+
+    /// Puts a new trust policy in force at once, for connections already open
+    /// too (`lfsync trust` and `untrust` reach a running `serve` without a
+    /// restart). A connected device that was trusted to connect and no longer
+    /// is loses its connection — and with it every push to or from it in
+    /// flight — with a log line; one a person let in at a prompt stays.
+    /// - Returns: the peers cut off.
+    @discardableResult
+    public func updateTrust(_ policy: TrustPolicy) async -> [Peer] {
+        let previous = currentTrust.replace(with: policy)
+        let cut = sessions.values.filter {
+            previous.acceptsConnection(from: $0.peer.deviceID) && !policy.acceptsConnection(from: $0.peer.deviceID)
+        }
+        for session in cut {
+            configuration.log("\(session.peer) is no longer trusted: closing its connection")
+            await session.close(reason: "no longer trusted")
+        }
+        return cut.map(\.peer).sorted { $0.name < $1.name }
     }
 
     public func disconnect(_ peer: Peer) async {
@@ -315,7 +357,7 @@ public actor LocalSync {
             let peer = Peer(deviceID: channel.remoteDeviceID, name: theirs.deviceName, address: connection.remoteAddress)
             // No longer a handshake anyone may drop; a trusted device leaves the stranger caps now.
             handshaking[ticket.id] = nil
-            let trusted = configuration.trust.acceptsConnection(from: peer.deviceID)
+            let trusted = currentTrust.policy.acceptsConnection(from: peer.deviceID)
             guard admission.helloArrived(ticket, trusted: trusted) else {
                 try await ConnectionSetUp.decide(false, on: channel, declinedBy: configuration.deviceName,
                                                  reason: "too many connections are waiting for an answer; try again later")
@@ -381,7 +423,7 @@ public actor LocalSync {
     private func context() -> SessionContext {
         let store = store
         return SessionContext(
-            trust: configuration.trust, decisionTimeout: configuration.decisionTimeout, clock: configuration.clock,
+            currentTrust: currentTrust, decisionTimeout: configuration.decisionTimeout, clock: configuration.clock,
             importerProvider: { [weak self] () throws(SyncError) -> LibraryImporter in
                 guard let self else { throw .cancelled }
                 return try self.importerForReceiving()
@@ -391,9 +433,9 @@ public actor LocalSync {
                 let key = peer.ledgerKey
                 _ = try? await store.onDatabaseThread { store throws(SQLiteError) in try store.recordSynced(contents, peer: key) }
             },
-            onPull: { [weak self] peer throws(SyncError) in
+            onPull: { [weak self] peer, excludes throws(SyncError) in
                 guard let self else { return }
-                try await self.answerPull(from: peer)
+                try await self.answerPull(from: peer, excluding: excludes)
             },
             logger: configuration.log)
     }
@@ -406,7 +448,8 @@ public actor LocalSync {
         return try importerLock.withLock { (cached: inout LibraryImporter?) throws(SyncError) -> LibraryImporter in
             if let cached { return cached }
             do {
-                let importer = try LibraryImporter(library: library.url, chunkIndex: library.chunkIndex, scanCache: library.scanCache)
+                let importer = try LibraryImporter(
+                    library: library.url, chunkIndex: library.chunkIndex, scanCache: library.scanCache, modes: library.modes)
                 cached = importer
                 return importer
             } catch {
@@ -443,13 +486,14 @@ public actor LocalSync {
     /// - Parameters:
     ///   - cache: the library's scan cache: unchanged files are not hashed again.
     ///   - chunkIndex: fed with the chunks of newly hashed files.
+    ///   - exclusions: what the scan leaves out (by default the built-in patterns and the library's `.lfsyncignore`).
     ///   - segmentFiles: about how many files (whole folders) are hashed before they are offered.
     public func push(
-        library: URL, cache: ScanCache? = nil, chunkIndex: ChunkIndex? = nil,
+        library: URL, cache: ScanCache? = nil, chunkIndex: ChunkIndex? = nil, exclusions: ScanExclusions = ScanExclusions(),
         to destination: TransferDestination = .allConnectedPeers, segmentFiles: Int = 1024
     ) async throws(LibraryScanner.Failure) -> LibraryPush {
         let push = OutgoingPush(offerIDs: offerIDs)
-        let scanner = LibraryScanner(root: library, cache: cache, chunkIndex: chunkIndex)
+        let scanner = LibraryScanner(root: library, cache: cache, chunkIndex: chunkIndex, exclusions: exclusions)
         let continuation = preparation.continuation
         let (walked, walkedSignal) = AsyncStream<Void>.makeStream()
         let scan = Task { () -> Result<LibraryScan, LibraryScanner.Failure> in
@@ -540,23 +584,43 @@ public actor LocalSync {
     }
 
     /// Asks a trusted peer to offer us what it has that we lack.
-    public func pull(from peer: Peer) async throws(SyncError) {
+    /// - Parameter excludes: this side's ignore rules (gitignore lines), which the peer
+    ///   applies after its own: what they match is never offered.
+    public func pull(from peer: Peer, excluding excludes: [String] = []) async throws(SyncError) {
         guard let session = sessions[peer.deviceID] else { throw .notConnected(peer.deviceID) }
-        try await session.send([.pull(.init(requestID: UInt64.random(in: 1...UInt64.max)))])
+        try await session.send([.pull(.init(requestID: UInt64.random(in: 1...UInt64.max), excludes: excludes))])
     }
 
-    private func answerPull(from peer: Peer) async throws(SyncError) {
+    private func answerPull(from peer: Peer, excluding excludes: [String]) async throws(SyncError) {
         // A permission of its own: accepting a peer's offers unasked does not let it take
         // the library (which holds what every other device sent here).
-        guard configuration.trust.mayPull(peer.deviceID) else {
+        guard currentTrust.policy.mayPull(peer.deviceID) else {
             throw .declined(reason: "\(peer) is not allowed to pull from this device")
         }
         guard let handler = pullHandler, let library = pullLibrary else { throw .declined(reason: "this device does not serve pulls") }
-        let assets = await handler(peer)
+        var theirs = IgnoreRules()
+        do {
+            for pattern in excludes { try theirs.add(line: pattern, source: "\(peer.name)'s pull") }
+        } catch {
+            throw .declined(reason: "the pull's exclude rules are invalid: \(error)")
+        }
+        let assets = Self.narrowed(await handler(peer), by: theirs)
         let candidates = assets.map(\.contentID), key = peer.ledgerKey
         let notSynced = Set((try? await store.onDatabaseThread { store throws(SQLiteError) in
             try store.contentIDs(notSyncedWith: key, from: candidates)
         }) ?? candidates)
         _ = send(assets.filter { notSynced.contains($0.contentID) }, from: library, to: .peers([peer]))
+    }
+
+    /// The assets without the files `rules` exclude (the puller's own rules): an
+    /// asset keeps the files that remain, under the content ID they make, and
+    /// goes when none does.
+    static func narrowed(_ assets: [Asset], by rules: IgnoreRules) -> [Asset] {
+        guard !rules.isEmpty else { return assets }
+        return assets.compactMap { asset in
+            let kept = asset.files.filter { !rules.isExcludedWithAncestors(Array($0.manifest.path.string.utf8)) }
+            if kept.count == asset.files.count { return asset }
+            return kept.isEmpty ? nil : Asset(files: kept)
+        }
     }
 }

@@ -140,8 +140,8 @@ actor PeerSession {
             break
         case let .error(error):
             throw .peerFailed(error.message)
-        case .pull:
-            try await context.pullRequested(by: peer)
+        case let .pull(pull):
+            try await context.pullRequested(by: peer, excluding: pull.excludes)
         case .hello, .connectionDecision:
             throw .protocolViolation("\(message.type) after the connection was set up")
         }

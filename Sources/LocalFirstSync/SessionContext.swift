@@ -3,20 +3,22 @@ import LFSyncContent
 /// What a peer session needs from the `LocalSync` that owns it, handed over
 /// as one value so sessions never reach back into the owner's state.
 struct SessionContext: Sendable {
-    let trust: TrustPolicy
+    let currentTrust: CurrentTrust
+    /// Read at each decision: a trust change applies to sessions already open.
+    var trust: TrustPolicy { currentTrust.policy }
     let decisionTimeout: Duration
     /// Where the session's deadlines (consent, offer replies) are measured.
     let clock: any Clock<Duration>
     let importerProvider: @Sendable () throws(SyncError) -> LibraryImporter
     let announceTransfer: @Sendable (IncomingTransfer) -> Void
     let onReceived: @Sendable ([(content: ContentID, bytes: UInt64)], Peer) async -> Void
-    let onPull: @Sendable (Peer) async throws(SyncError) -> Void
+    let onPull: @Sendable (Peer, [String]) async throws(SyncError) -> Void
     let logger: @Sendable (String) -> Void
 
     func importer() throws(SyncError) -> LibraryImporter { try importerProvider() }
     func announce(_ transfer: IncomingTransfer) { announceTransfer(transfer) }
     /// Records received assets in the ledger; returns once they are committed.
     func receivedAssets(_ contents: [(content: ContentID, bytes: UInt64)], from peer: Peer) async { await onReceived(contents, peer) }
-    func pullRequested(by peer: Peer) async throws(SyncError) { try await onPull(peer) }
+    func pullRequested(by peer: Peer, excluding patterns: [String]) async throws(SyncError) { try await onPull(peer, patterns) }
     func log(_ line: String) { logger(line) }
 }

@@ -13,15 +13,22 @@ public struct LibraryScan: Sendable {
     /// Sorted by primary path (bytes).
     public var assets: [Asset]
     public var skipped: [SkippedEntry]
+    /// What the ignore rules left out, sorted: files, and directories (as `dir/`)
+    /// that were not entered. Never mixed up with `skipped`, which could not be read or sent.
+    public var excluded: [RelativePath]
     public var statistics: Statistics
     /// Per path, the status under which the file's manifest is known to
     /// describe its bytes (see `SettledFiles`). Files that changed too shortly
     /// before they were hashed are absent.
     public var settledStatus: SettledFiles
 
-    public init(assets: [Asset], skipped: [SkippedEntry], statistics: Statistics, settledStatus: SettledFiles = SettledFiles()) {
+    public init(
+        assets: [Asset], skipped: [SkippedEntry], excluded: [RelativePath] = [], statistics: Statistics,
+        settledStatus: SettledFiles = SettledFiles()
+    ) {
         self.assets = assets
         self.skipped = skipped
+        self.excluded = excluded
         self.statistics = statistics
         self.settledStatus = settledStatus
     }

@@ -16,15 +16,18 @@ public struct LibraryScanner: Sendable {
     public var cache: (any ScanMemory)?
     /// Optional: fed with the chunks of every newly hashed file.
     public var chunkIndex: (any ScanObserver)?
+    /// What the scan leaves out: by default the built-in patterns and the library's `.lfsyncignore`.
+    public var exclusions: ScanExclusions
 
     public init(
         root: URL, cache: (any ScanMemory)? = nil, chunkIndex: (any ScanObserver)? = nil,
-        configuration: ChunkerConfiguration = .default,
+        exclusions: ScanExclusions = ScanExclusions(), configuration: ChunkerConfiguration = .default,
         workerCount: Int = ProcessInfo.processInfo.activeProcessorCount
     ) {
         rootPath = root.standardizedFileURL.path
         self.cache = cache
         self.chunkIndex = chunkIndex
+        self.exclusions = exclusions
         self.configuration = configuration
         self.workerCount = workerCount
     }
@@ -32,11 +35,13 @@ public struct LibraryScanner: Sendable {
     public enum Failure: Error, Sendable, CustomStringConvertible {
         case cannotOpenLibrary(SystemError)
         case cache(any Error)
+        case exclusions(ScanExclusions.Failure)
 
         public var description: String {
             switch self {
             case let .cannotOpenLibrary(error): "cannot read library: \(error)"
             case let .cache(error): "scan cache: \(error)"
+            case let .exclusions(failure): "ignore rules: \(failure)"
             }
         }
     }
@@ -94,8 +99,10 @@ public struct LibraryScanner: Sendable {
         // is still in that thread's caches.
         let disk = BlockingQueue(label: "lfsync.scan")
         let rootPath = rootPath, cache = cache, chunkIndex = chunkIndex
+        let ignore: IgnoreRules
+        do { ignore = try exclusions.effectiveRules(forLibraryAt: rootPath) } catch { throw .exclusions(error) }
         let found = try await disk.run { () throws(Failure) -> Walked in
-            try Self.walk(rootPath, rememberedBy: cache)
+            try Self.walk(rootPath, ignoring: ignore, rememberedBy: cache)
         }
         var skipped = found.skipped
         let entries = found.entries, byPath = found.byPath, files = found.files
@@ -161,7 +168,7 @@ public struct LibraryScanner: Sendable {
         statistics.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         progress(ScanProgress(phase: .finished, filesTotal: statistics.files, filesDone: statistics.files,
                               bytesToHash: statistics.bytesHashed, bytesHashed: statistics.bytesHashed))
-        return LibraryScan(assets: [], skipped: skipped, statistics: statistics)
+        return LibraryScan(assets: [], skipped: skipped, excluded: found.excluded, statistics: statistics)
     }
 
     /// Runs the cache's and the chunk index's writes on the scan's own thread;
@@ -176,6 +183,7 @@ public struct LibraryScanner: Sendable {
     private struct Walked: Sendable {
         var entries: [DirectoryWalker.Entry]
         var skipped: [SkippedEntry]
+        var excluded: [RelativePath]
         /// `entries`' indices in path byte order, the order the cache streams its rows in.
         var byPath: [Int]
         /// One slot per walked file: filled here from the cache, later by the hashing workers.
@@ -192,7 +200,7 @@ public struct LibraryScanner: Sendable {
     /// time with the other core (and the receiver) idle. The rows come in path
     /// order and are merged with the sorted walk afterwards; they are what the
     /// scan keeps anyway, plus the rows of files that are gone.
-    private static func walk(_ rootPath: String, rememberedBy cache: (any ScanMemory)?) throws(Failure) -> Walked {
+    private static func walk(_ rootPath: String, ignoring ignore: IgnoreRules, rememberedBy cache: (any ScanMemory)?) throws(Failure) -> Walked {
         let remembered = cache.map { cache in
             ConcurrentRead { () throws -> [IndexedFile] in
                 var rows: [IndexedFile] = []
@@ -200,16 +208,16 @@ public struct LibraryScanner: Sendable {
                 return rows
             }
         }
-        let walk: (files: [DirectoryWalker.Entry], skipped: [SkippedEntry])
+        let walk: DirectoryWalker.Found
         do throws(SystemError) {
-            walk = try DirectoryWalker(rootPath: rootPath).walk()
+            walk = try DirectoryWalker(rootPath: rootPath, ignore: ignore).walk()
         } catch {
             _ = try? remembered?.value()
             throw .cannotOpenLibrary(error)
         }
         let entries = walk.files
         let byPath = entries.indices.sorted { entries[$0].relativePath < entries[$1].relativePath }
-        var found = Walked(entries: entries, skipped: walk.skipped, byPath: byPath, files: ScanSlots(count: entries.count),
+        var found = Walked(entries: entries, skipped: walk.skipped, excluded: walk.excluded.sorted(), byPath: byPath, files: ScanSlots(count: entries.count),
                            isSettled: [Bool](repeating: false, count: entries.count), filesFromCache: 0)
         guard let remembered else { return found }
         let rows: [IndexedFile]
@@ -222,6 +230,7 @@ public struct LibraryScanner: Sendable {
             guard entry.relativePath == hit.path, hit.isUnchanged(entry.status) else { continue }
             var known = hit
             known.manifest.path = entry.relativePath  // one string for both
+            known.manifest.permissions = entry.status.permissions  // not cached: a chmod leaves the bytes alone
             found.files[byPath[cursor]] = known
             found.filesFromCache += 1
             // A received file's chunk list is the sender's word: this device checks each

@@ -18,12 +18,15 @@ package final class LibraryDirectory: Sendable {
     /// As the caller gave it; for messages only, never reopened.
     package let rootPath: String
     package let root: OwnedDescriptor
+    /// The modes of the files and directories this library receives.
+    package let modes: NewFileModes
 
-    package init(path: String) throws(ReceiveError) {
+    package init(path: String, modes: NewFileModes = NewFileModes()) throws(ReceiveError) {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw .system(SystemError.current("open", path: path)) }
         rootPath = path
         root = OwnedDescriptor(taking: fd)
+        self.modes = modes
     }
 
     /// Room on the library's file system.
@@ -54,7 +57,7 @@ package final class LibraryDirectory: Sendable {
     }
 
     /// Opens `components` below the root one at a time, each with `O_NOFOLLOW`,
-    /// creating missing ones (mode 0755 before umask) when `create` is set.
+    /// creating missing ones (`modes.directoryMode`) when `create` is set.
     /// Only the current directory's descriptor is kept open, so depth does not
     /// cost descriptors.
     package func openDirectory(_ components: ArraySlice<String>, create: Bool) throws(ReceiveError) -> Walk {
@@ -64,7 +67,7 @@ package final class LibraryDirectory: Sendable {
             // Only an error message needs the escaped path; a walk per received file should not.
             let display = { PrintablePath.escape(components.prefix(depth + 1).joined(separator: "/")) }
             let (next, didCreate) = try openChildDirectory(
-                of: current, named: component, create: create ? 0o755 : nil, displayPath: display())
+                of: current, named: component, create: create ? modes.directoryMode : nil, displayPath: display())
             if didCreate { created.append((current, component)) }
             if depth == 0 { try refuseStateDirectory(next, displayPath: display()) }
             current = next

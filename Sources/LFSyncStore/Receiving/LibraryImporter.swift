@@ -26,13 +26,19 @@ package final class LibraryImporter: Sendable {
 
     /// - Parameter scanCache: the library's scan cache; received files are entered in it,
     ///   so the next scan of the library (a restarted `serve`) does not hash them again.
-    package convenience init(library: URL, chunkIndex: ChunkIndex? = nil, scanCache: ScanCache? = nil) throws(ReceiveError) {
-        try self.init(library: library, chunkIndex: chunkIndex, scanCache: scanCache, now: LibraryScanner.wallClockNs)
+    /// - Parameter modes: the permission bits of the files and directories it creates.
+    package convenience init(
+        library: URL, chunkIndex: ChunkIndex? = nil, scanCache: ScanCache? = nil, modes: NewFileModes = NewFileModes()
+    ) throws(ReceiveError) {
+        try self.init(library: library, chunkIndex: chunkIndex, scanCache: scanCache, modes: modes, now: LibraryScanner.wallClockNs)
     }
 
     /// - Parameter now: the clock the staging clean-up ages partials by (tests move it).
-    package init(library: URL, chunkIndex: ChunkIndex?, scanCache: ScanCache?, now: @escaping @Sendable () -> Int64) throws(ReceiveError) {
-        directory = try LibraryDirectory(path: library.path)
+    package init(
+        library: URL, chunkIndex: ChunkIndex?, scanCache: ScanCache?, modes: NewFileModes = NewFileModes(),
+        now: @escaping @Sendable () -> Int64
+    ) throws(ReceiveError) {
+        directory = try LibraryDirectory(path: library.path, modes: modes)
         staging = try StagingArea(library: directory)
         installer = LibraryInstaller(staging: staging)
         self.chunkIndex = chunkIndex
@@ -270,7 +276,8 @@ package final class LibraryImporter: Sendable {
                         guard let source = staged[hash] else { throw ReceiveError.stagedFileMissing(fileHash: hash) }
                         let copy = try source.duplicate()
                         ready.owned.append(copy)
-                        try copy.prepareForInstall(modificationTimeNs: file.manifest.modificationTimeNs, syncing: false)
+                        try copy.prepareForInstall(modificationTimeNs: file.manifest.modificationTimeNs,
+                                                   mode: directory.modes.fileMode(sourcePermissions: file.manifest.permissions), syncing: false)
                         ready.toPlace.append((copy, path))
                         ready.positions.append((p, f))
                     case let .take(hash):
@@ -282,7 +289,8 @@ package final class LibraryImporter: Sendable {
             }
             for (p, f, source) in taken {
                 let file = placements[p].files[f]
-                try source.prepareForInstall(modificationTimeNs: file.manifest.modificationTimeNs, syncing: false)
+                try source.prepareForInstall(modificationTimeNs: file.manifest.modificationTimeNs,
+                                             mode: directory.modes.fileMode(sourcePermissions: file.manifest.permissions), syncing: false)
                 ready.toPlace.append((source, try Self.validated(file.manifest.path)))
                 ready.positions.append((p, f))
             }

@@ -86,18 +86,26 @@ package struct StagedFile: Sendable, CustomStringConvertible {
         return copy
     }
 
-    /// Gives the file its modification time and makes data and time durable
-    /// (fsync) before the installer renames it into place. With `syncing`
-    /// false the caller makes them durable itself, many files at once
-    /// (`StagingArea.syncFileSystem`), before any rename.
-    package func prepareForInstall(modificationTimeNs: Int64, syncing: Bool = true) throws(ReceiveError) {
+    /// Gives the file its mode and modification time and makes data and time
+    /// durable (fsync) before the installer renames it into place. With
+    /// `syncing` false the caller makes them durable itself, many files at
+    /// once (`StagingArea.syncFileSystem`), before any rename. Until here the
+    /// file is 0600, like everything in staging; the mode is set last, on a
+    /// name in our own private staging directory.
+    package func prepareForInstall(modificationTimeNs: Int64, mode: mode_t = 0o600, syncing: Bool = true) throws(ReceiveError) {
         try ReceiveError.system { () throws(SystemError) in
             if syncing {
                 let file = try open(name, flags: O_RDONLY, displayPath)
                 try Self.setModificationTime(of: file, to: modificationTimeNs, displayPath)
+                if mode != IncomingFile.fileMode, fchmod(file.rawValue, mode) != 0 { throw SystemError.current("chmod", path: displayPath) }
                 try file.sync(displayPath)
             } else {
                 try Self.setModificationTime(ofEntry: name, in: staging.directory, to: modificationTimeNs, displayPath)
+                // fchmodat follows a symlink, but nothing but lfsync writes names into the
+                // staging directory (0700, ours: `StagingArea` checks) and this one it made.
+                if mode != IncomingFile.fileMode, fchmodat(staging.directory.rawValue, name, mode, 0) != 0 {
+                    throw SystemError.current("chmod", path: displayPath)
+                }
             }
         }
     }

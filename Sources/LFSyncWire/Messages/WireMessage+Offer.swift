@@ -146,8 +146,11 @@ extension WireMessage {
 extension PlacedAsset {
     /// u16 file count, one chunkless file (u8 role, u64 size, 32-byte hash,
     /// u32 chunk count), u32 placement count, one placement of it (u16 empty
-    /// path, i64 mtime).
-    package static let minimumWireLength = 2 + (1 + 8 + 32 + 4) + 4 + (2 + 8)
+    /// path, i64 mtime, u16 mode).
+    package static let minimumWireLength = 2 + (1 + 8 + 32 + 4) + 4 + placedFileMinimumLength
+
+    /// A PlacedFile with an empty path: u16 length, i64 mtime, u16 mode.
+    package static let placedFileMinimumLength = 2 + 8 + 2
 
     /// Exactly `encode(into:)`'s output length, computed without encoding.
     package var wireLength: Int {
@@ -161,7 +164,7 @@ extension PlacedAsset {
 
     /// What one placement adds to the encoding.
     package static func wireLength(of placement: Asset) -> Int {
-        placement.files.reduce(0) { $0 + 2 + $1.manifest.path.utf8Count + 8 }
+        placement.files.reduce(0) { $0 + placedFileMinimumLength + $1.manifest.path.utf8Count }
     }
 
     /// PROTOCOL.md, "Offer": the content's files once, then each placement's
@@ -185,6 +188,7 @@ extension PlacedAsset {
             for file in placement.files {
                 writer.writeString(file.manifest.path.string)
                 writer.write(file.manifest.modificationTimeNs)
+                writer.write(UInt16(truncatingIfNeeded: file.manifest.permissions & 0o7777))
             }
         }
     }
@@ -224,8 +228,8 @@ extension PlacedAsset {
         guard placementCount <= placedFileBudget / fileCount else {
             throw .countOverLimit(count: placementCount * fileCount, limit: placedFileBudget)
         }
-        guard placementCount <= reader.remaining / (fileCount * 10) else {
-            throw .truncated(needed: placementCount * fileCount * 10, available: reader.remaining)
+        guard placementCount <= reader.remaining / (fileCount * Self.placedFileMinimumLength) else {
+            throw .truncated(needed: placementCount * fileCount * Self.placedFileMinimumLength, available: reader.remaining)
         }
         let contentID = ContentID(files: contents.map { ($0.role, $0.fileHash) })
         var placements: [Asset] = []
@@ -236,6 +240,8 @@ extension PlacedAsset {
             for content in contents {
                 let path = RelativePath(try reader.readString(limit: FileManifest.Limits.maxPathBytes))
                 let modificationTimeNs = try reader.readInt64()
+                let mode = try reader.readUInt16()
+                guard mode & ~0o7777 == 0 else { throw .invalidValue("file mode \(String(mode, radix: 8)) has bits beyond 0o7777") }
                 if let previous = files.last, previous.role == content.role, previous.manifest.fileHash == content.fileHash {
                     guard previous.manifest.path < path else {
                         throw .invalidValue("identical files of a placement not in path order")
@@ -243,7 +249,7 @@ extension PlacedAsset {
                 }
                 files.append(Asset.File(role: content.role, manifest: FileManifest(
                     path: path, size: content.size, modificationTimeNs: modificationTimeNs,
-                    fileHash: content.fileHash, chunks: content.chunks)))
+                    fileHash: content.fileHash, chunks: content.chunks, permissions: UInt32(mode))))
             }
             placements.append(Asset(canonicallyOrdered: files, contentID: contentID))
         }

@@ -14,6 +14,8 @@ struct PullCommand {
             throw UsageError(message: "pull needs --from PEER and --library DIR", hint: "Run 'lfsync pull --help' for usage.")
         }
         let library = try DirectoryArgument.existing(libraryPath)
+        let exclusions = try ExcludeOptions.exclusions(from: arguments)
+        let excludeLines = try ExcludeOptions.patternLines(from: arguments, library: library)
         let identity = try home.identity()
         let config = try DeviceConfig.load(from: home.configURL)
         let lock = arguments[Self.batch] ? try ProcessLock(at: home.lockURL) : nil
@@ -26,14 +28,15 @@ struct PullCommand {
         let libraryLock = try LibraryLock.forReceiving(into: library)
         defer { withExtendedLifetime(libraryLock) {} }
         let index = try home.index(for: library)
-        _ = try await LibraryScanner(root: library, cache: index.scanCache, chunkIndex: index.chunkIndex).scan()
+        _ = try await LibraryScanner(root: library, cache: index.scanCache, chunkIndex: index.chunkIndex, exclusions: exclusions).scan()
         // We asked for this data, so this process accepts the peer's answer without a question.
         var trust = config.trustPolicy
         trust.entries[id] = .init(deviceID: id, acceptsConnections: true, acceptsOffers: true)
         let sync = LocalSync(
             identity: identity, store: try home.ledger(),
             configuration: .init(deviceName: config.name, library: library, libraryChunkIndex: index.chunkIndex,
-                                 libraryScanCache: index.scanCache, trust: trust),
+                                 libraryScanCache: index.scanCache, trust: trust,
+                                 receiveBudget: try BandwidthOption.budget(from: arguments)),
             transport: TCPTransport())
         var address = target.address
         if address == nil { address = await PeerResolver.discover(id, timeout: .seconds(5), localDeviceID: identity.deviceID) }
@@ -44,7 +47,7 @@ struct PullCommand {
             throw CommandFailure(message: "\(target.label): unreachable: \(error)", exitCode: .peerUnavailable)
         }
         let offers = sync.incomingTransfers()
-        try await sync.pull(from: peer)
+        try await sync.pull(from: peer, excluding: excludeLines)
         // The peer answers with one offer (empty when we lack nothing), or drops us if it does not trust us.
         let end: PullEnd = await withTaskGroup(of: PullEnd?.self) { group in
             group.addTask {
@@ -104,16 +107,18 @@ extension PullCommand: LFSyncCommand {
     static let from = Option<String>("from", valueName: "PEER", help: "The peer to pull from (it must trust this device with --allow-pull).", completion: .peer)
     static let library = Option<String>("library", valueName: "DIR", help: "The folder to receive into.", completion: .directory)
     static let batch = Flag("batch", help: "Unattended: never prompt, lock, quiet on success.")
+    static let bandwidthLimit = BandwidthOption.limit
 
     static let spec = CommandSpec(
         name: "pull",
         abstract: "Receive what a trusted peer has that this device lacks",
-        discussion: "Connects to PEER and asks it to offer everything it serves that this device lacks; PEER answers only when it trusts this device with --allow-pull (exit 77 otherwise). Holds the library's lock like serve: exits 75 when a serve or another pull is receiving into DIR.",
+        discussion: "Connects to PEER and asks it to offer everything it serves that this device lacks; PEER answers only when it trusts this device with --allow-pull (exit 77 otherwise). Holds the library's lock like serve: exits 75 when a serve or another pull is receiving into DIR. The peer applies its own ignore rules and then this side's (the defaults, DIR's .lfsyncignore, --exclude-from, --exclude), so excluded files never cross the link. --bwlimit here limits what this side receives.",
         options: [
             from.spec,
             library.spec,
             batch.spec,
-        ],
+            bandwidthLimit.spec,
+        ] + ExcludeOptions.specs,
         examples: ["lfsync pull --from nas --library ~/Pictures"]
     )
 }

@@ -55,11 +55,15 @@ struct PushCommand {
         guard !targets.isEmpty else { throw CommandFailure(message: "no trusted peers to send to ('lfsync trust' adds one)", exitCode: .usage) }
 
         let urls = try arguments.positionals.map { try DirectoryArgument.existing($0) }
+        let exclusions = try ExcludeOptions.exclusions(from: arguments)
         if arguments[Self.dryRun] {
-            return try await dryRun(urls, targets: targets, ledger: ledger)
+            return try await dryRun(urls, targets: targets, ledger: ledger, exclusions: exclusions)
         }
 
-        let sync = LocalSync(identity: identity, store: ledger, configuration: .init(deviceName: config.name, trust: config.trustPolicy), transport: TCPTransport())
+        let sync = LocalSync(
+            identity: identity, store: ledger,
+            configuration: .init(deviceName: config.name, trust: config.trustPolicy, sendBudget: try BandwidthOption.budget(from: arguments)),
+            transport: TCPTransport())
         var reports: [PeerReport] = []
         var connected: [Peer] = []
         var unreachablePeers: [(key: PeerKey, reason: String)] = []
@@ -81,7 +85,7 @@ struct PushCommand {
         }
 
         // Each PATH is scanned while it is sent: a run of folders is offered as soon as it is hashed.
-        var contentCount = 0, totalBytes: UInt64 = 0, skippedCount = 0
+        var contentCount = 0, totalBytes: UInt64 = 0, skippedCount = 0, excludedCount = 0
         var perPeer: [Peer: PeerReport] = [:]
         let renderer = ProgressRenderer(mode: progressMode, console: console)
         for (path, url) in zip(arguments.positionals, urls) {
@@ -90,10 +94,10 @@ struct PushCommand {
             let contents: [ContentID]
             if connected.isEmpty {
                 // Nobody to send to: the scan still says what the unreachable peers are missing.
-                scan = try await LibraryScanner(root: url, cache: index.scanCache, chunkIndex: index.chunkIndex).scan()
+                scan = try await LibraryScanner(root: url, cache: index.scanCache, chunkIndex: index.chunkIndex, exclusions: exclusions).scan()
                 contents = Array(Set(scan.assets.map(\.contentID)))
             } else {
-                let push = try await sync.push(library: url, cache: index.scanCache, chunkIndex: index.chunkIndex, to: .peers(connected))
+                let push = try await sync.push(library: url, cache: index.scanCache, chunkIndex: index.chunkIndex, exclusions: exclusions, to: .peers(connected))
                 for await update in push.transfer { renderer.show(update) }
                 for summary in await push.transfer.waitUntilCompleted() {
                     var report = perPeer[summary.peer] ?? PeerReport(peer: summary.peer.name, deviceID: summary.peer.deviceID.description, state: "completed", assetsStored: 0, assetsFailed: 0, chunkBytesSent: 0, failures: [:])
@@ -121,12 +125,15 @@ struct PushCommand {
             totalBytes += scan.statistics.bytes
             console.detail("\(path): \(scan.statistics.files) files, \(scan.statistics.filesHashed) hashed, \(scan.statistics.filesFromCache) from cache")
             for skipped in scan.skipped { console.detail("skipped \(skipped.path.printable): \(skipped.reason)") }
+            for excluded in scan.excluded { console.detail("excluded \(excluded.printable)") }
             skippedCount += scan.skipped.count
+            excludedCount += scan.excluded.count
             for (key, reason) in unreachablePeers {
                 // What the peer verified before stays synced: not reaching it says nothing against that.
                 try? ledger.record(.failed, for: contents, peer: key, reason: reason, unlessSynced: true)
             }
         }
+        if excludedCount > 0 { console.detail("\(excludedCount) excluded by the ignore rules") }
         if skippedCount > 0 { console.note("\(skippedCount) file\(skippedCount == 1 ? "" : "s") skipped (-v lists them; 'lfsync scan --json' gives the reasons)") }
         // Peers declined or unreachable at connection time took none of it.
         for index in reports.indices { reports[index].assetsFailed = contentCount }
@@ -149,11 +156,11 @@ struct PushCommand {
     }
 
     /// `--dry-run`: scans every PATH and says, per target, what a push would offer.
-    private func dryRun(_ urls: [URL], targets: [PeerResolver.Target], ledger: SyncStateStore) async throws -> ExitCode {
+    private func dryRun(_ urls: [URL], targets: [PeerResolver.Target], ledger: SyncStateStore, exclusions: ScanExclusions) async throws -> ExitCode {
         var assets: [Asset] = []
         for url in urls {
             let index = try home.index(for: url)
-            assets += try await LibraryScanner(root: url, cache: index.scanCache, chunkIndex: index.chunkIndex).scan().assets
+            assets += try await LibraryScanner(root: url, cache: index.scanCache, chunkIndex: index.chunkIndex, exclusions: exclusions).scan().assets
         }
         let contents = Array(Set(assets.map(\.contentID)))
         let totalBytes = assets.reduce(UInt64(0)) { $0 + $1.totalSize }
@@ -203,6 +210,7 @@ extension PushCommand: LFSyncCommand {
     static let batch = Flag("batch", help: "Unattended: never prompt, lock, quiet on success, strict exit codes.")
     static let dryRun = Flag("dry-run", help: "Scan and show what would be offered; send nothing.")
     static let progress = Option<ProgressRenderer.Mode>("progress", valueName: "MODE", help: "Progress on stderr: auto (a terminal only), plain, json or none.")
+    static let bandwidthLimit = BandwidthOption.limit
 
     static let spec = CommandSpec(
         name: "push",
@@ -214,8 +222,9 @@ extension PushCommand: LFSyncCommand {
             batch.spec,
             dryRun.spec,
             progress.spec,
+            bandwidthLimit.spec,
             LFSyncCommands.json.spec,
-        ],
+        ] + ExcludeOptions.specs,
         arguments: [ArgumentSpec(name: "PATH", help: "Folders to send.", isRepeating: true, completion: .directory)],
         examples: ["lfsync push ~/Pictures --to nas", "lfsync push ~/Pictures --all --batch"]
     )

@@ -9,7 +9,7 @@ struct ScanCommand {
     func run() async throws -> ExitCode {
         let path = arguments.positionals[0]
         let library = try DirectoryArgument.existing(path)
-        var scanner = LibraryScanner(root: library)
+        var scanner = LibraryScanner(root: library, exclusions: try ExcludeOptions.exclusions(from: arguments))
         if !arguments[Self.noCache] {
             let home = StateHome()
             try home.createIfNeeded()
@@ -41,6 +41,10 @@ struct ScanCommand {
         for skipped in scan.skipped {
             console.note("skipped \(skipped.path.printable): \(skipped.reason)")
         }
+        if !scan.excluded.isEmpty {
+            console.note("\(scan.excluded.count) excluded by the ignore rules\(console.verbosity == .verbose ? ":" : " (-v lists them)")")
+            for path in scan.excluded { console.detail("excluded \(path.printable)") }
+        }
     }
 }
 
@@ -64,6 +68,8 @@ struct ScanReport: Encodable {
     var library: String
     var assets: [AssetReport]
     var skipped: [SkippedEntry]
+    /// Left out by the ignore rules (a directory as `dir/`), apart from what could not be read.
+    var excluded: [String]
     var statistics: LibraryScan.Statistics
 
     init(library: String, scan: LibraryScan) {
@@ -77,6 +83,7 @@ struct ScanReport: Encodable {
                 })
         }
         skipped = scan.skipped
+        excluded = scan.excluded.map(\.string)
         statistics = scan.statistics
     }
 
@@ -93,8 +100,8 @@ extension ScanCommand: LFSyncCommand {
     static let spec = CommandSpec(
         name: "scan",
         abstract: "List the assets lfsync sees in a folder (what would be synced)",
-        discussion: "Walks DIR without following symbolic links, groups Live Photo pairs (by their Apple content identifier first, same name second), RAW+JPEG pairs and sidecars into assets, and prints each asset's kind, files, roles, sizes and content ID. Unchanged files are taken from the scan cache in the state directory, so a rescan reads no file content.",
-        options: [LFSyncCommands.json.spec, noCache.spec],
+        discussion: "Walks DIR without following symbolic links, groups Live Photo pairs (by their Apple content identifier first, same name second), RAW+JPEG pairs and sidecars into assets, and prints each asset's kind, files, roles, sizes and content ID. Unchanged files are taken from the scan cache in the state directory, so a rescan reads no file content. What the ignore rules leave out (see IGNORE RULES) is listed apart from what could not be read: as \"excluded\" in the JSON, and with -v.",
+        options: [LFSyncCommands.json.spec, noCache.spec] + ExcludeOptions.specs,
         arguments: [ArgumentSpec(name: "DIR", help: "The library folder to scan.", completion: .directory)],
         examples: ["lfsync scan ~/Pictures", "lfsync scan --json ~/Pictures | jq '.assets | length'"]
     )

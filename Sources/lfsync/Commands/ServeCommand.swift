@@ -14,7 +14,9 @@ struct ServeCommand {
         guard let libraryPath = try arguments.value(Self.library) else {
             throw UsageError(message: "serve needs --library DIR", hint: "Run 'lfsync serve --help' for usage.")
         }
-        let library = try DirectoryArgument.existing(libraryPath)
+        let (library, createdLibrary) = try DirectoryArgument.creatingIfMissing(libraryPath)
+        let modes = NewFileModes(chmod: try arguments.value(Self.chmod))
+        let exclusions = try ExcludeOptions.exclusions(from: arguments)
         let listenText = try arguments.value(Self.listen) ?? "[::]:\(DeviceConfig.defaultPort)"
         guard let listen = PeerAddress(parsing: listenText) else {
             throw UsageError(message: "'\(listenText)' is not ADDR:PORT", hint: "For example 0.0.0.0:7878 or [::]:7878")
@@ -27,9 +29,11 @@ struct ServeCommand {
         let ledger = try home.ledger()
         let index = try home.index(for: library)
         let log = Self.logger(console)
+        if createdLibrary { log("created the library folder \(library.path)") }
 
-        // Index what the library already holds, so offers of it move no bytes.
-        let scanner = LibraryScanner(root: library, cache: index.scanCache, chunkIndex: index.chunkIndex)
+        // Index what the library already holds, so offers of it move no bytes. The same
+        // rules decide what a pull is offered: the serving side's exclusions apply to pulls.
+        let scanner = LibraryScanner(root: library, cache: index.scanCache, chunkIndex: index.chunkIndex, exclusions: exclusions)
         do {
             let scan = try await scanner.scan()
             log("library \(library.path): \(scan.statistics.files) files indexed")
@@ -43,7 +47,9 @@ struct ServeCommand {
         let sync = LocalSync(
             identity: identity, store: ledger,
             configuration: .init(deviceName: config.name, library: library, libraryChunkIndex: index.chunkIndex,
-                                 libraryScanCache: index.scanCache, trust: config.trustPolicy, decisionTimeout: interactive ? WireProtocol.consentTimeout : .seconds(5), log: log),
+                                 libraryScanCache: index.scanCache, newFileModes: modes, trust: config.trustPolicy,
+                                 decisionTimeout: interactive ? WireProtocol.consentTimeout : .seconds(5),
+                                 sendBudget: try BandwidthOption.budget(from: arguments), log: log),
             transport: TCPTransport(), discovery: discovery)
         await sync.servePulls(from: library) { _ in
             (try? await scanner.scan().assets) ?? []
@@ -54,6 +60,11 @@ struct ServeCommand {
         }
         log("listening on \(bound) as \(config.name) (\(identity.deviceID))\(advertise ? "" : ", not advertising")")
         let prompter = interactive ? Prompter() : nil
+        // `lfsync trust` and `untrust` write the config file; they apply here without a restart.
+        let trustChanges = ConfigWatcher(url: home.configURL).start(log: log) { changed in
+            await sync.updateTrust(changed.trustPolicy)
+            log("trust changed: \(changed.peers.count) trusted device\(changed.peers.count == 1 ? "" : "s")")
+        }
 
         let requests = Task {
             for await request in sync.connectionRequests() where request.isPending {
@@ -94,6 +105,7 @@ struct ServeCommand {
         }
         let signal = await SignalWaiter.wait()
         log("stopping (signal \(signal))")
+        trustChanges.cancel()
         requests.cancel()
         offers.cancel()
         await sync.stop()
@@ -137,17 +149,25 @@ extension ServeCommand: LFSyncCommand {
     static let listen = Option<String>("listen", valueName: "ADDR:PORT", help: "Address to listen on (default [::]:7878).")
     static let advertise = Flag("advertise", help: "Advertise over DNS-SD (the default).")
     static let noAdvertise = Flag("no-advertise", help: "Do not advertise; peers connect by address.")
+    static let chmod = Option<ChmodRules>(
+        "chmod", valueName: "CHMOD",
+        help: "Change the modes of received files and new folders, in rsync's --chmod syntax (e.g. Dg+s,ug+w,Fo-w or D2775,F664); the umask still applies.",
+        expected: "rsync --chmod rules such as ug+rw,o-w or D2775,F664"
+    ) { try? ChmodRules(parsing: $0) }
+    static let bandwidthLimit = BandwidthOption.limit
 
     static let spec = CommandSpec(
         name: "serve",
         abstract: "Receive from other devices into a library",
-        discussion: "Listens for connections, advertises this device over DNS-SD, and asks on the terminal before accepting an unknown device (showing its full Device ID, and warning when it uses the name of a trusted device) or an offer. Offers from devices trusted with --auto-accept are accepted without asking; everything else is declined when there is no terminal. Pulls are answered only for devices trusted with --allow-pull. Holds the library's lock (.lfsync/lock in DIR) while it runs: a second serve or a pull into the same library exits 75. Logs one line per event; stops on Ctrl-C or SIGTERM.",
+        discussion: "Listens for connections, advertises this device over DNS-SD, and asks on the terminal before accepting an unknown device (showing its full Device ID, and warning when it uses the name of a trusted device) or an offer. Offers from devices trusted with --auto-accept are accepted without asking; everything else is declined when there is no terminal. Pulls are answered only for devices trusted with --allow-pull. Holds the library's lock (.lfsync/lock in DIR) while it runs: a second serve or a pull into the same library exits 75. Creates DIR when it is missing (not its parents). A received file gets the sender's permission bits, changed by --chmod and masked by the umask, never setuid, setgid or sticky (as rsync without --perms); new folders get 0777 less the umask. Changes made with 'lfsync trust' and 'untrust' apply at once: a device no longer trusted is disconnected. Logs one line per event; stops on Ctrl-C or SIGTERM.",
         options: [
             library.spec,
             listen.spec,
             advertise.spec,
             noAdvertise.spec,
-        ],
+            chmod.spec,
+            bandwidthLimit.spec,
+        ] + ExcludeOptions.specs,
         examples: ["lfsync serve --library ~/Pictures", "lfsync serve --library /srv/photos --listen 0.0.0.0:7878 --no-advertise"]
     )
 }

@@ -10,7 +10,7 @@ struct ManPageGenerator {
     /// The date printed on the checked-in page. A constant rather than today's
     /// date, so regenerating an unchanged model gives an identical file (the
     /// drift test compares bytes); bump it when the command line changes.
-    static let manualDate = "2025-11-30"
+    static let manualDate = "2026-12-04"
 
     /// - Parameter date: the page's date (`YYYY-MM-DD`); nil leaves it blank.
     ///   Never today's date implicitly: the output must be reproducible.
@@ -21,7 +21,7 @@ struct ManPageGenerator {
             ".TH \(Roff.argument(Roff.literal(model.toolName.uppercased()))) 1 \(Roff.argument(date.map(Roff.prose) ?? "")) "
                 + "\(Roff.argument(Roff.literal(model.toolName))) \"User Commands\"",
         ]
-        lines += name() + synopsis() + description() + commands() + globalOptions()
+        lines += name() + synopsis() + description() + commands() + globalOptions() + topics()
         lines += exitStatus() + environment() + files() + seeAlso()
         return lines.joined(separator: "\n") + "\n"
     }
@@ -121,7 +121,7 @@ struct ManPageGenerator {
             ("identity.key", "This device's private key (mode 0600), from which its Device ID is derived."),
             ("config.json", "This device's name and the devices it trusts, with their addresses, whether their offers are auto-accepted and whether they may pull (mode 0600, replaced whole so a crash never leaves it half-written)."),
             ("ledger.sqlite", "What was offered to and confirmed by each peer, as \(Roff.bold("\(tool) status")) shows it."),
-            ("lock", "Held by \(Roff.bold("\\-\\-batch")) runs, so that overlapping cron runs do not collide (exit 75)."),
+            ("lock", "Held by \(Roff.bold("\\-\\-batch")) runs and by each push of \(Roff.bold("watch")), so that overlapping runs do not collide (exit 75)."),
             ("libraries/", "One index per library folder (scan cache and chunk index), named after the folder's real path, so that scanning a folder never writes into it."),
         ]
         return [".SH FILES"] + entries.flatMap { name, meaning in

@@ -14,6 +14,8 @@ struct RawTree {
         var size: UInt64
         var inode: UInt64
         var links: UInt64
+        /// Permission bits (`st_mode & 0o7777`).
+        var mode: UInt32 = 0
     }
 
     /// Every entry below the root, keyed by its relative path's bytes; the
@@ -58,7 +60,8 @@ struct RawTree {
             case S_IFLNK: .symlink
             default: .other
             }
-            entries[relative] = Entry(kind: kind, size: UInt64(raw.st_size), inode: UInt64(raw.st_ino), links: UInt64(raw.st_nlink))
+            entries[relative] = Entry(kind: kind, size: UInt64(raw.st_size), inode: UInt64(raw.st_ino), links: UInt64(raw.st_nlink),
+                                      mode: UInt32(raw.st_mode & 0o7777))
             if kind == .directory { try walk(prefix: relative) }
         }
     }
@@ -78,5 +81,15 @@ struct RawTree {
             bytes += buffer[0..<count]
         }
         return bytes
+    }
+
+    /// Whether lfsync's built-in ignore rules leave `path` out, decided here from the
+    /// names in its manual (not by the code under test): junk files by name, junk
+    /// folders anywhere in the path.
+    static func isDefaultExcluded(_ path: [UInt8]) -> Bool {
+        let components = String(decoding: path, as: UTF8.self).split(separator: "/").map(String.init)
+        guard let name = components.last else { return false }
+        if [".DS_Store", "Thumbs.db", "desktop.ini"].contains(name) || name.hasPrefix("._") { return true }
+        return components.dropLast().contains { ["@eaDir", ".thumbnails", ".lfsync"].contains($0) || $0.hasPrefix(".Trash-") }
     }
 }

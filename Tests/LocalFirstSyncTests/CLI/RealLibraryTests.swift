@@ -54,15 +54,26 @@ import Glibc
                   + "\(summary.bytes) B; \(report.assets) distinct assets, \(peer.chunkBytesSent) B sent, push took \(elapsed)")
 
             // Every file byte-exact at its path (paths compared as bytes), none missing, none extra.
+            // The built-in ignore rules keep Finder's and Explorer's junk at home.
             let sent = try RawTree(laptop.library), received = try RawTree(nas.library)
-            let sentFiles = Set(sent.regularFiles), receivedFiles = Set(received.regularFiles)
-            #expect(sentFiles.count == summary.files)
+            let junk = Set(sent.regularFiles.filter(RawTree.isDefaultExcluded))
+            #expect(!junk.isEmpty, "the fixture should hold .DS_Store and Thumbs.db files")
+            #expect(Set(received.regularFiles).isDisjoint(with: junk))
+            let sentFiles = Set(sent.regularFiles).subtracting(junk), receivedFiles = Set(received.regularFiles)
+            #expect(sentFiles.count + junk.count == summary.files)
             #expect(receivedFiles == sentFiles, "missing: \(sentFiles.subtracting(receivedFiles).prefix(5).map { String(decoding: $0, as: UTF8.self).debugDescription }), extra: \(receivedFiles.subtracting(sentFiles).prefix(5).map { String(decoding: $0, as: UTF8.self).debugDescription })")
             var mismatched: [String] = []
             for path in sentFiles where receivedFiles.contains(path) {
                 if try sent.contents(of: path) != received.contents(of: path) { mismatched.append(String(decoding: path, as: UTF8.self)) }
             }
             #expect(mismatched.isEmpty, "differ: \(mismatched.prefix(5))")
+            // Each file lands with the sender's permission bits under the receiver's umask (the test's, 022).
+            let umask = ProcessUmask.current
+            let wrongModes = sentFiles.filter { path in
+                guard let mine = sent.entries[path], let theirs = received.entries[path] else { return false }
+                return theirs.mode != mine.mode & 0o777 & ~umask
+            }
+            #expect(wrongModes.isEmpty, "modes differ: \(wrongModes.prefix(5).map { String(decoding: $0, as: UTF8.self) })")
             // Copies are copies: the sender's hard link arrives as two independent files.
             #expect(sent.entries.values.contains { $0.kind == .regular && $0.links > 1 })
             #expect(received.entries.values.allSatisfy { $0.kind != .regular || $0.links == 1 })
@@ -79,8 +90,8 @@ import Glibc
         }
     }
 
-    /// Nothing is dropped silently: every regular file is offered, or listed
-    /// under `skipped` with a reason (itself, or the folder it is in).
+    /// Nothing is dropped silently: every regular file is offered, listed under
+    /// `skipped` with a reason (itself, or the folder it is in), or listed as `excluded`.
     @Test func everyFileIsOfferedOrListedAsSkipped() async throws {
         try await TestSupport.withTemporaryDirectory { root in
             let home = root.appendingPathComponent("state")
@@ -105,6 +116,10 @@ import Glibc
             let offered = Set(report.assets.flatMap { $0.files.map { Array($0.path.utf8) } })
             let skipped = Dictionary(report.skipped.map { (Array($0.path.utf8), $0.reason) }, uniquingKeysWith: { first, _ in first })
             #expect(skipped.values.allSatisfy { !$0.isEmpty })
+            // What the ignore rules leave out is listed apart, never as something that could not be read.
+            let excluded = Set(report.excluded.map { Array($0.utf8) })
+            #expect(excluded.contains { RawTree.isDefaultExcluded($0) })
+            #expect(Set(skipped.keys).isDisjoint(with: excluded))
 
             let tree = try RawTree(library)
             var unaccounted: [String] = []
@@ -114,6 +129,7 @@ import Glibc
                 if skipped[Array(String(decoding: path, as: UTF8.self).utf8)] != nil { continue }
                 // So is a folder the scanner does not enter, once for everything in it.
                 if skipped.keys.contains(where: { path.starts(with: $0 + [UInt8(ascii: "/")]) }) { continue }
+                if excluded.contains(path) || excluded.contains(where: { $0.last == UInt8(ascii: "/") && path.starts(with: $0) }) { continue }
                 unaccounted.append(String(decoding: path, as: UTF8.self).debugDescription)
             }
             #expect(unaccounted.isEmpty, "neither offered nor skipped: \(unaccounted.prefix(10))")
@@ -137,5 +153,6 @@ import Glibc
 
         var assets: [Asset]
         var skipped: [Skipped]
+        var excluded: [String]
     }
 }

@@ -195,10 +195,17 @@ import Testing
             try FileManager.default.createSymbolicLink(atPath: library.appendingPathComponent("linked-dir").path, withDestinationPath: outside.path)
             try FileManager.default.createSymbolicLink(atPath: library.appendingPathComponent("linked-file.jpg").path, withDestinationPath: outside.appendingPathComponent("secret.txt").path)
             #expect(mkfifo(library.appendingPathComponent("pipe.heic").path, 0o600) == 0)
+            // The built-in defaults leave out a `.lfsync` folder at any depth, and say so...
             let result = try await scan(library)
             let paths = result.assets.flatMap { $0.files.map(\.manifest.path) }
-            #expect(paths.sorted() == ["a.jpg", "sub/.lfsync/kept.txt"])
+            #expect(paths.sorted() == ["a.jpg"])
+            #expect(result.excluded == ["sub/.lfsync/"])
             #expect(result.skipped.map(\.path) == ["linked-dir", "linked-file.jpg", "pipe.heic"])
+            // ...while without them a nested one is the user's; only the library's own is never walked or listed.
+            let everything = try await LibraryScanner(root: library, exclusions: .none).scan()
+            #expect(everything.assets.flatMap { $0.files.map(\.manifest.path) }.sorted() == ["a.jpg", "sub/.lfsync/kept.txt"])
+            #expect(everything.excluded.isEmpty)
+            #expect(everything.skipped.map(\.path) == ["linked-dir", "linked-file.jpg", "pipe.heic"])
         }
     }
 

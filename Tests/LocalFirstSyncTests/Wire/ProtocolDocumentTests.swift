@@ -106,13 +106,16 @@ import Testing
         #expect(document.contains("(\(stream.count) bytes of plaintext, \(stream.count + 16) bytes"))
     }
 
-    /// The Offer example: one content at two placements, each with its own mtime.
+    /// The Offer example: one content at two placements, each with its own mtime and mode.
     @Test func offerExample() throws {
         let hello = Array("hello".utf8)
-        func placement(_ path: RelativePath, _ mtime: Int64) -> Asset {
-            Asset(files: [.init(role: .primary, manifest: FileManifest(path: path, contents: hello, modificationTimeNs: mtime))])
+        func placement(_ path: RelativePath, _ mtime: Int64, mode: UInt32) -> Asset {
+            var manifest = FileManifest(path: path, contents: hello, modificationTimeNs: mtime)
+            manifest.permissions = mode
+            return Asset(files: [.init(role: .primary, manifest: manifest)])
         }
-        let asset = WireFixtures.placed(placement("a.txt", 1_700_000_000_000_000_000), placement("b/a.txt", 1_600_000_000_000_000_000))
+        let asset = WireFixtures.placed(placement("a.txt", 1_700_000_000_000_000_000, mode: 0o644),
+                                        placement("b/a.txt", 1_600_000_000_000_000_000, mode: 0o600))
         let message = WireMessage.offer(.init(offerID: 8, assets: [asset]))
         let documented = try Self.hexExample("offer-frame")
         #expect(documented == (try message.frame().encoded()))

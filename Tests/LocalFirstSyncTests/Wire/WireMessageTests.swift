@@ -150,7 +150,7 @@ import Testing
 
     /// The bytes of an offer: header and one asset written field by field, so each
     /// rule of PROTOCOL.md's Asset encoding can be broken on purpose.
-    private func offer(files: [(role: FileRole, hash: Hash256, chunks: [UInt32])], placements: [[String]]) -> [UInt8] {
+    private func offer(files: [(role: FileRole, hash: Hash256, chunks: [UInt32])], placements: [[String]], mode: UInt16 = 0o644) -> [UInt8] {
         var writer = offerHeader()
         writer.write(UInt32(1))
         writer.write(UInt16(files.count))
@@ -169,6 +169,7 @@ import Testing
             for path in placement {
                 writer.writeString(path)
                 writer.write(Int64(0))
+                writer.write(mode)
             }
         }
         return writer.bytes
@@ -208,6 +209,18 @@ import Testing
         #expect(throws: WireError.self) { try decode(.offer, offer(files: [(.primary, low, [10])], placements: [])) }
         // NFC and NFD twins are two paths: both may be offered.
         _ = try decode(.offer, offer(files: [(.primary, low, [10])], placements: [[nfc], [nfd]]))
+    }
+
+    /// PlacedFile's mode: the source's permission bits travel as sent, setuid and all (the
+    /// receiver decides what to keep); a bit above 0o7777 makes the offer malformed.
+    @Test func aPlacedFileCarriesItsModeAndNothingBeyondPermissionBits() throws {
+        let hash = WireFixtures.hash("a")
+        guard case let .offer(decoded) = try decode(.offer, offer(files: [(.primary, hash, [10])], placements: [["a.jpg"]], mode: 0o4755)) else {
+            Issue.record("not an offer")
+            return
+        }
+        #expect(decoded.assets.first?.placements.first?.files.first?.manifest.permissions == 0o4755)
+        #expect(throws: WireError.self) { try decode(.offer, offer(files: [(.primary, hash, [10])], placements: [["a.jpg"]], mode: 0o10644)) }
     }
 
     @Test func offerReplyRules() throws {

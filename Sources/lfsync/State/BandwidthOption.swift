@@ -1,0 +1,19 @@
+import LocalFirstSync
+
+/// `--bwlimit RATE`, in rsync's units, on every command that sends.
+enum BandwidthOption {
+    /// nil inside: `--bwlimit 0`, no limit (as in rsync).
+    static let limit = Option<TransferRate?>(
+        "bwlimit", valueName: "RATE",
+        help: "Send at most RATE for the whole run, shared by every peer (KiB/s; K, M, G suffixes as rsync; 0 = no limit).",
+        expected: "a rate such as 500 (KiB/s), 800K, 2.5M, 1G or 10MB; 0 for no limit, at least 512 bytes/s"
+    ) { text in
+        do { return .some(try TransferRate.parse(text)) } catch { return nil }
+    }
+
+    /// One budget for the run, or nil without a limit.
+    static func budget(from arguments: ParsedArguments) throws -> BandwidthBudget? {
+        guard let rate = try arguments.value(limit) ?? nil else { return nil }
+        return BandwidthBudget(rate: rate)
+    }
+}

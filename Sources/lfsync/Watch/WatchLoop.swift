@@ -1,0 +1,327 @@
+import Foundation
+import LocalFirstSync
+import LFSyncSystem
+
+/// `watch`'s one loop: every event (tree changes, deadlines, config changes,
+/// peers seen on the network, signals) arrives in one stream and is handled
+/// here in order, so there is one place that decides when to push and to whom.
+/// A pass runs inside the loop: events that arrive meanwhile wait for it, which
+/// is how a SIGTERM lets the push in flight finish.
+final class WatchLoop {
+    private let libraries: [URL]
+    private let indexes: [LibraryIndex]
+    private let exclusions: ScanExclusions
+    private var targets: WatchTargets
+    private let sync: LocalSync
+    private let localDeviceID: DeviceID
+    private let ledger: SyncStateStore
+    private let home: StateHome
+    private let console: Console
+    private let json: Bool
+    private var schedule: WatchSchedule
+    private let rescanInterval: Duration
+    private let watchLimit: Int?
+
+    private var backoff: [DeviceID: RetryBackoff] = [:]
+    private var reportedUnreachable = Set<DeviceID>()
+    private var watchers: [TreeWatcher] = []
+    private var fellBack = false
+    private var waitingForLockLogged = false
+    private let events = AsyncStream<WatchEvent>.makeStream()
+    private var timer: Task<Void, Never>?
+    private var timerDeadline: ContinuousClock.Instant?
+
+    init(
+        libraries: [URL], indexes: [LibraryIndex], exclusions: ScanExclusions, targets: WatchTargets, sync: LocalSync,
+        ledger: SyncStateStore, home: StateHome, console: Console, json: Bool, schedule: WatchSchedule,
+        rescanInterval: Duration, watchLimit: Int?
+    ) {
+        self.libraries = libraries
+        self.indexes = indexes
+        self.exclusions = exclusions
+        self.targets = targets
+        self.sync = sync
+        localDeviceID = targets.localDeviceID
+        self.ledger = ledger
+        self.home = home
+        self.console = console
+        self.json = json
+        self.schedule = schedule
+        self.rescanInterval = rescanInterval
+        self.watchLimit = watchLimit
+    }
+
+    func run() async -> ExitCode {
+        let continuation = events.continuation
+        var producers: [Task<Void, Never>] = []
+        for (index, library) in libraries.enumerated() {
+            // The same rules the scan applies: an excluded folder is not even watched.
+            let rules = (try? exclusions.effectiveRules(forLibraryAt: library.path)) ?? IgnoreRules()
+            let watcher = TreeWatcher(rootPath: library.path, maxWatches: watchLimit) { relative in
+                rules.isExcluded(relative, isDirectory: true)
+            }
+            watchers.append(watcher)
+            let stream = watcher.events()
+            producers.append(Task {
+                for await event in stream { continuation.yield(.tree(library: index, event)) }
+            })
+        }
+        producers.append(Task {
+            let signal = await SignalWaiter.wait()
+            continuation.yield(.stop(signal: signal))
+        })
+        let sync = sync
+        producers.append(ConfigWatcher(url: home.configURL).start(log: { [console] in console.error($0) }) { config in
+            // Trust applies at once, even in the middle of a push; the targets follow in the loop.
+            await sync.updateTrust(config.trustPolicy)
+            continuation.yield(.config(config))
+        })
+        let targetIDs = Set(targets.targets.map(\.deviceID))
+        producers.append(Task {
+            for await event in sync.nearbyPeers() {
+                guard case let .found(peer) = event, let text = peer.deviceID, let id = try? DeviceID(parsing: text),
+                      targetIDs.contains(id) else { continue }
+                continuation.yield(.appeared(id))
+            }
+        })
+        // Start-up: everything a target has not confirmed yet goes out first.
+        schedule.requestPass(at: .now)
+        rearm()
+
+        var exit = ExitCode.success
+        loop: for await event in events.stream {
+            switch event {
+            case let .tree(library, change):
+                handle(change, in: library)
+            case .wake:
+                timerDeadline = nil
+            case let .config(config):
+                let before = Set(targets.targets.map(\.deviceID))
+                try? targets.update(config)
+                let after = Set(targets.targets.map(\.deviceID))
+                if before != after {
+                    log("targets now \(targets.targets.map(\.label).joined(separator: ", "))")
+                    schedule.requestPass(at: .now)
+                }
+            case let .appeared(id):
+                if var entry = backoff[id], await !isConnected(id) {
+                    entry.retryNow(at: .now)
+                    backoff[id] = entry
+                    schedule.requestPass(at: .now)
+                }
+            case let .stop(signal):
+                log("stopping (signal \(signal))")
+                emit(WatchLogEvent("stopped", message: "signal \(signal)"))
+                exit = .success
+                break loop
+            }
+            if schedule.isDue(at: .now) { await pass() }
+            rearm()
+        }
+        timer?.cancel()
+        for watcher in watchers { watcher.stop() }
+        for producer in producers { producer.cancel() }
+        await sync.stop()
+        return exit
+    }
+
+    // MARK: - Events
+
+    private func handle(_ change: TreeWatcher.Event, in library: Int) {
+        let name = libraries[library].path
+        switch change {
+        case let .ready(directories):
+            log("watching \(name) (\(directories) folder\(directories == 1 ? "" : "s")) for \(targets.targets.map(\.label).joined(separator: ", "))")
+            var event = WatchLogEvent("watching", library: name)
+            event.directories = directories
+            emit(event)
+        case .changed:
+            schedule.changed(at: .now)
+        case .overflow:
+            log("\(name): too many changes at once for inotify's queue; rescanning the whole folder")
+            emit(WatchLogEvent("overflow", library: name))
+            schedule.requestPass(at: .now)
+        case let .watchLimitReached(watched):
+            guard !fellBack else { return }
+            fellBack = true
+            log("\(name): the inotify watch limit was reached after \(watched) folders; rescanning every \(Self.seconds(rescanInterval)) s instead (raise fs.inotify.max_user_watches to watch it all)")
+            emit(WatchLogEvent("fallback", library: name, message: "watch limit reached after \(watched) folders"))
+            schedule.rescanInterval = rescanInterval
+            schedule.requestPass(at: .now)
+        }
+    }
+
+    /// One timer for the next deadline; none while nothing is pending (an idle watch never wakes).
+    private func rearm() {
+        let next = schedule.nextPass
+        guard next != timerDeadline else { return }
+        timer?.cancel()
+        timerDeadline = next
+        guard let next else { return }
+        let continuation = events.continuation
+        timer = Task {
+            try? await Task.sleep(until: next, clock: .continuous)
+            if !Task.isCancelled { continuation.yield(.wake) }
+        }
+    }
+
+    // MARK: - A pass
+
+    /// Connects what is due, then for each library sends every settled asset that
+    /// some connected target has not confirmed, to those targets.
+    private func pass() async {
+        let started = ContinuousClock.now
+        let lock: ProcessLock
+        do { lock = try ProcessLock(at: home.lockURL) } catch {
+            // A cron `push --batch` is running: the pass waits for it rather than sending beside it.
+            if !waitingForLockLogged { log("another lfsync run holds the lock; waiting for it") }
+            waitingForLockLogged = true
+            schedule.requestPass(at: started + .seconds(2))
+            return
+        }
+        defer { withExtendedLifetime(lock) {} }
+        waitingForLockLogged = false
+        schedule.passStarted(at: started)
+        let connected = await connectDue()
+        guard !connected.isEmpty else { return }
+        for (index, library) in libraries.enumerated() {
+            await push(library, index: indexes[index], to: connected)
+        }
+        MemoryTuning.releaseFreeMemory()
+    }
+
+    private func push(_ library: URL, index: LibraryIndex, to peers: [Peer]) async {
+        let started = ContinuousClock.now
+        let scan: LibraryScan
+        do {
+            scan = try await LibraryScanner(root: library, cache: index.scanCache, chunkIndex: index.chunkIndex, exclusions: exclusions).scan()
+        } catch {
+            log("\(library.path): cannot scan: \(error)")
+            emit(WatchLogEvent("error", library: library.path, message: "\(error)"))
+            return
+        }
+        let all = scan.assets.map(\.contentID)
+        var wanted = Set<ContentID>()
+        for peer in peers {
+            let missing = (try? ledger.contentIDs(notSyncedWith: PeerKey(rawValue: peer.deviceID.description), from: all)) ?? all
+            wanted.formUnion(missing)
+        }
+        guard !wanted.isEmpty else { return }
+        // Never a file still being written: what changed within the settle time waits for the next pass.
+        let nowNs = FileTime.now()
+        let settleNs = Int64(schedule.settle.components.seconds) * 1_000_000_000 + schedule.settle.components.attoseconds / 1_000_000_000
+        var ready: [Asset] = []
+        var deferred = 0
+        var recheckNs: Int64?
+        for asset in scan.assets where wanted.contains(asset.contentID) {
+            let newest = asset.files.map { Self.lastChangeNs(library.path + "/" + $0.manifest.path.string) }.max() ?? 0
+            if newest > nowNs - settleNs {
+                deferred += 1
+                recheckNs = min(recheckNs ?? .max, newest + settleNs)
+            } else {
+                ready.append(asset)
+            }
+        }
+        if let recheckNs {
+            schedule.recheck(at: .now + .nanoseconds(max(0, recheckNs - nowNs) + 50_000_000))
+        }
+        guard !ready.isEmpty else { return }
+        let transfer = await sync.send(ready, from: library, settledStatus: scan.settledStatus, to: .peers(peers))
+        let summaries = await transfer.waitUntilCompleted()
+        let seconds = Self.seconds(ContinuousClock.now - started)
+        for summary in summaries.sorted(by: { $0.peer.name < $1.peer.name }) {
+            var line = "pushed \(ready.count) asset\(ready.count == 1 ? "" : "s") from \(library.lastPathComponent) to \(summary.peer.name): \(summary.assetsStored) stored"
+            if summary.assetsFailed > 0 { line += ", \(summary.assetsFailed) failed" }
+            line += ", \(ByteCountText.format(summary.chunkBytesSent)) sent in \(String(format: "%.1f", seconds)) s"
+            if deferred > 0 { line += "; \(deferred) still changing, sent later" }
+            if case let .failed(reason) = summary.state { line += " (\(reason))" }
+            log(line)
+            var event = WatchLogEvent("push", library: library.path, peer: summary.peer.name)
+            event.assets = ready.count
+            event.stored = summary.assetsStored
+            event.failed = summary.assetsFailed
+            event.chunkBytesSent = summary.chunkBytesSent
+            event.seconds = seconds
+            event.deferred = deferred
+            if case let .failed(reason) = summary.state { event.message = reason }
+            emit(event)
+            if case .failed = summary.state, await !isConnected(summary.peer.deviceID) {
+                lost(summary.peer.deviceID, label: summary.peer.name, reason: "disconnected during the push")
+            }
+        }
+    }
+
+    /// Dials every target that is not connected and whose back-off has run out.
+    /// - Returns: the connected targets.
+    private func connectDue() async -> [Peer] {
+        let now = ContinuousClock.now
+        var connected: [Peer] = []
+        let open = await sync.connectedPeers
+        for target in targets.targets {
+            if let peer = open.first(where: { $0.deviceID == target.deviceID }) {
+                connected.append(peer)
+                continue
+            }
+            guard backoff[target.deviceID]?.isDue(at: now) ?? true else { continue }
+            do {
+                connected.append(try await connect(target))
+                backoff[target.deviceID]?.succeeded()
+                if reportedUnreachable.remove(target.deviceID) != nil {
+                    log("\(target.label) is reachable again")
+                    emit(WatchLogEvent("reachable", peer: target.label))
+                }
+            } catch {
+                lost(target.deviceID, label: target.label, reason: "\(error)")
+            }
+        }
+        return connected
+    }
+
+    private func lost(_ id: DeviceID, label: String, reason: String) {
+        var entry = backoff[id] ?? RetryBackoff()
+        let wait = entry.failed(at: .now)
+        backoff[id] = entry
+        schedule.requestPass(at: .now + wait)
+        if reportedUnreachable.insert(id).inserted {
+            log("\(label): unreachable (\(reason)); trying again with back-off, and at once when it appears on the network")
+            emit(WatchLogEvent("unreachable", peer: label, message: reason))
+        }
+    }
+
+    private func connect(_ target: WatchTargets.Target) async throws -> Peer {
+        var address = target.address
+        if address == nil {
+            address = await PeerResolver.discover(target.deviceID, timeout: .seconds(3), localDeviceID: localDeviceID)
+        }
+        guard let address else { throw CommandFailure(message: "no address known and not found on the local network", exitCode: .peerUnavailable) }
+        return try await sync.connect(to: address, expecting: target.deviceID, timeout: .seconds(5))
+    }
+
+    private func isConnected(_ id: DeviceID) async -> Bool {
+        await sync.connectedPeers.contains { $0.deviceID == id }
+    }
+
+    // MARK: - Output
+
+    private func log(_ line: String) {
+        guard !json else { return }
+        ServeCommand.logger(console)(line)
+    }
+
+    private func emit(_ event: WatchLogEvent) {
+        guard json, let line = try? event.line() else { return }
+        console.result(line)
+    }
+
+    /// The newest of a file's modification and change times, or 0 when it is gone.
+    private static func lastChangeNs(_ path: String) -> Int64 {
+        var raw = stat()
+        guard lstat(path, &raw) == 0 else { return 0 }
+        let status = FileStatus(raw)
+        return max(status.modificationTimeNs, status.changeTimeNs)
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}
