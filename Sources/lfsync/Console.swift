@@ -20,6 +20,13 @@ struct Console: Sendable {
         print(text)
     }
 
+    /// One line of a stream of results (`watch --json`): written now, not when the buffer
+    /// fills, so a program reading the pipe or the file sees each event as it happens.
+    func streamedResult(_ line: String) {
+        print(line)
+        fflush(nil)
+    }
+
     func note(_ text: String) {
         guard verbosity != .quiet else { return }
         Self.writeError(text + "\n")

@@ -310,7 +310,7 @@ final class WatchLoop {
 
     private func emit(_ event: WatchLogEvent) {
         guard json, let line = try? event.line() else { return }
-        console.result(line)
+        console.streamedResult(line)
     }
 
     /// The newest of a file's modification and change times, or 0 when it is gone.

@@ -35,10 +35,30 @@ struct LFSyncProcess {
         }
     }
 
-    /// The executable and arguments that run `lfsync arguments`, under `ulimit -n limit` when given.
-    static func command(_ arguments: [String], openFileLimit: Int?) -> (URL, [String]) {
-        guard let limit = openFileLimit else { return (binary, arguments) }
-        return (URL(fileURLWithPath: "/bin/sh"), ["-c", "ulimit -n \(limit) && exec \"$0\" \"$@\"", binary.path] + arguments)
+    /// Runs a `/bin/sh -c` command line (a `cp -r`, as a user would copy a card in) off the
+    /// cooperative pool; returns its exit status.
+    static func shell(_ command: String) async throws -> Int32 {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result {
+                    let process = Process()
+                    (process.executableURL, process.arguments) = (URL(fileURLWithPath: "/bin/sh"), ["-c", command])
+                    try process.run()
+                    process.waitUntilExit()
+                    return process.terminationStatus
+                })
+            }
+        }
+    }
+
+    /// The executable and arguments that run `lfsync arguments`, under `ulimit -n limit`
+    /// and `umask mask` (octal, like the shell's) when given.
+    static func command(_ arguments: [String], openFileLimit: Int?, umask: String? = nil) -> (URL, [String]) {
+        var setUp: [String] = []
+        if let limit = openFileLimit { setUp.append("ulimit -n \(limit)") }
+        if let umask { setUp.append("umask \(umask)") }
+        guard !setUp.isEmpty else { return (binary, arguments) }
+        return (URL(fileURLWithPath: "/bin/sh"), ["-c", (setUp + ["exec \"$0\" \"$@\""]).joined(separator: " && "), binary.path] + arguments)
     }
 
     private static func runBlocking(_ arguments: [String], home: URL, environment extra: [String: String], openFileLimit: Int?,

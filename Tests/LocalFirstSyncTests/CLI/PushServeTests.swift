@@ -37,13 +37,13 @@ import Testing
         let log: URL
         private(set) var address = ""
 
-        init(_ device: Device, extra: [String] = [], openFileLimit: Int? = nil) async throws {
+        init(_ device: Device, extra: [String] = [], openFileLimit: Int? = nil, umask: String? = nil) async throws {
             log = device.home.appendingPathComponent("serve.log")
             try FileManager.default.createDirectory(at: device.home, withIntermediateDirectories: true)
             FileManager.default.createFile(atPath: log.path, contents: nil)
             (process.executableURL, process.arguments) = LFSyncProcess.command(
                 ["serve", "--library", device.library.path, "--listen", "127.0.0.1:0", "--no-advertise"] + extra,
-                openFileLimit: openFileLimit)
+                openFileLimit: openFileLimit, umask: umask)
             var environment = ProcessInfo.processInfo.environment
             environment["LFSYNC_HOME"] = device.home.path
             process.environment = environment
