@@ -563,6 +563,46 @@ note="exit $rc after ${secs}s: ${reason:-$(tail -n 1 "$WORK/stall.err" | head -c
 if [ -z "$why" ]; then record stalled-receiver PASS "$(pb "$WORK/stall.out" stalled)" "$note"
 else record stalled-receiver FAIL "$(pb "$WORK/stall.out" stalled)" "$why $note"; dump_logs; fi
 
+# ---------------------------------------------------------------- watch: b leaves and comes back
+# a watches a folder for b (found over DNS-SD). b's link goes down while new photos
+# arrive on a; once it is back, b must get everything it missed, with nobody touching a.
+fresh_lib b lib-watch || exit 1
+WSRC="$WORK/watchsrc"
+mkdir -p "$WSRC"
+head -c 200000 /dev/urandom >"$WSRC/IMG_0001.JPG"
+nsenter -t "$HOLDER_a" -n -m -u -- env LFSYNC_HOME="$WORK/a/home" AVAHI_COMPAT_NOWARN=1 \
+    "$LFSYNC" watch "$WSRC" --to b --json --settle 1 >"$WORK/watch.out" 2>"$WORK/watch.err" &
+WATCH=$!
+why=""
+wait_file() {  # wait_file PATH SECONDS
+    for _ in $(seq 1 $(($2 * 10))); do [ -f "$1" ] && return 0; sleep 0.1; done
+    return 1
+}
+wait_file "$LIB_b/IMG_0001.JPG" 60 || why="the first photo never reached b;"
+ip -n "$P-b" link set lab0 down
+T0=$(date +%s)
+mkdir -p "$WSRC/2026-12-04"
+for i in 2 3 4 5 6; do head -c 300000 /dev/urandom >"$WSRC/2026-12-04/IMG_000$i.JPG"; done
+# a notices: its push to b fails or it cannot reach b (the engine's stall deadline).
+for _ in $(seq 1 900); do grep -q '"event":"unreachable"' "$WORK/watch.out" 2>/dev/null && break; sleep 0.1; done
+grep -q '"event":"unreachable"' "$WORK/watch.out" || why="$why watch never reported b unreachable;"
+tnotice=$(( $(date +%s) - T0 ))
+ip -n "$P-b" link set lab0 up
+T1=$(date +%s)
+got=0
+for _ in $(seq 1 1200); do
+    m=$(same "$WSRC" "$LIB_b" 2>/dev/null) && { got=1; break; }
+    sleep 0.1
+done
+tback=$(( $(date +%s) - T1 ))
+[ $got = 1 ] || why="$why b not byte-exact 120 s after its link came back ($(same "$WSRC" "$LIB_b"));"
+kill -TERM "$WATCH" 2>/dev/null; wait "$WATCH"; rcw=$?
+[ $rcw = 0 ] || why="$why watch exit $rcw after SIGTERM;"
+pushes=$(grep -c '"event":"push"' "$WORK/watch.out")
+note="b unreachable noticed after ${tnotice}s, caught up ${tback}s after its link came back; $pushes pushes; watch exit $rcw"
+if [ -z "$why" ]; then record watch-leave-return PASS "$(lib_bytes "$WSRC")" "$note"
+else record watch-leave-return FAIL "$(lib_bytes "$WSRC")" "$why $note"; cat "$WORK/watch.err" | tail -20; dump_logs; fi
+
 # ---------------------------------------------------------------- wrong key
 # Device b's ID trusted under c's address: c's key does not match, so a must refuse.
 stop_serve b   # b stops advertising, so discovery cannot supply b's real address

@@ -84,9 +84,19 @@ import Glibc
         let (laptop, nas) = try await PushServeTests.pair(root)
         let server = try await Server(nas)
         #expect(try await laptop.run(["trust", nas.deviceID(), "--name", "nas", "--address", server.address]).status == 0)
-        let watcher = try Watcher(laptop, paths: [laptop.library], extra: extra)
-        try await watcher.waitUntil("watching") { $0.contains { $0.event == "watching" } }
-        return (laptop, nas, server, watcher)
+        do {
+            let watcher = try Watcher(laptop, paths: [laptop.library], extra: extra)
+            do {
+                try await watcher.waitUntil("watching") { $0.contains { $0.event == "watching" } }
+            } catch {
+                watcher.stop()
+                throw error
+            }
+            return (laptop, nas, server, watcher)
+        } catch {
+            _ = server.stop()
+            throw error
+        }
     }
 
     /// Polls until `condition` holds, failing with `what` after `seconds`.
