@@ -11,8 +11,8 @@ LAB_PACKAGES := avahi-daemon dbus iproute2 jq nftables
 # writing to a fresh ext4 (e2fsprogs) on a loop device.
 BENCH_PACKAGES := rsync openssh-server openssh-client time e2fsprogs
 # The CLI tests exercise the man page and the completion scripts in real tools and shells;
-# the copy tests make an XFS file system in a loop file to see reflinks.
-TEST_PACKAGES := mandoc groff-base man-db bash-completion zsh fish xfsprogs
+# the copy tests make an XFS file system in a loop file to see reflinks; systemd-analyze checks the units.
+TEST_PACKAGES := mandoc groff-base man-db bash-completion zsh fish xfsprogs systemd
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEBUG_BIN    := .build/debug
 RELEASE_BIN  := .build/release
@@ -20,7 +20,7 @@ RELEASE_BIN  := .build/release
 # fails the build, even when that module happens to be built already.
 LAYERS       := --explicit-target-dependency-import-check error
 
-.PHONY: all lab deps lab-deps test-deps bench-deps bench docs install uninstall build release test unit-test demo bench-content bench-channel bench-broadcast clean fuzz fuzz-seeds test-tsan test-asan
+.PHONY: all lab deps lab-deps test-deps bench-deps bench docs install uninstall build release test unit-test demo bench-content bench-channel bench-broadcast bench-watch clean fuzz fuzz-seeds test-tsan test-asan
 
 all: build
 
@@ -150,6 +150,11 @@ demo: build
 # Knobs: BENCH_SIZE_MIB, BENCH_REPS, BENCH_BIG_MIB, BENCH_SMALL_FILES.
 bench: release bench-deps
 	bash scripts/bench.sh $(CURDIR)/$(RELEASE_BIN)
+
+# Everyday use (release build): a photo's last write to its Receipt under `watch` (median of
+# 20), an idle `watch` over 200,000 files (CPU, RSS, ulimit -n 1024), --bwlimit accuracy.
+bench-watch: release
+	python3 scripts/bench-watch.py $(CURDIR)/$(RELEASE_BIN)
 
 # Chunk+hash throughput against plain BLAKE2b, and a 10k-file cached rescan (release build).
 bench-content: release

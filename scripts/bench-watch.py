@@ -164,6 +164,17 @@ def idle():
     time.sleep(idle_s)
     ticks, wall = cpu_ticks(watch.pid) - ticks, time.monotonic() - wall
     hz = os.sysconf("SC_CLK_TCK")
+    if os.environ.get("WATCH_SMAPS"):
+        rows, name = [], None
+        with open(f"/proc/{watch.pid}/smaps") as handle:
+            for line in handle:
+                fields = line.split()
+                if "-" in fields[0] and not fields[0].endswith(":"):
+                    name = fields[0] + " " + (fields[5] if len(fields) > 5 else "[anon]")
+                elif fields[0] == "Rss:":
+                    rows.append((int(fields[1]), name))
+        for rss, name in sorted(rows, reverse=True)[:12]:
+            print(f"smaps {rss:8d} kB {name}", file=sys.stderr)
     # And one photo more: still watched after the big pass.
     with open(os.path.join(library, "2000", "0000", "NEW.JPG"), "wb") as handle:
         handle.write(os.urandom(100_000))

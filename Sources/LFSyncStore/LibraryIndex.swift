@@ -34,6 +34,12 @@ public struct LibraryIndex: Sendable {
         try LibraryIndex(database: StateDatabase.inMemory(), libraryKey: soleLibraryKey)
     }
 
+    /// Frees the page cache memory the index holds but is not using, for a process
+    /// that stays running between scans (`lfsync watch`).
+    public func releaseMemory() {
+        database.database.releaseMemory()
+    }
+
     /// Closes the file; later calls on either store throw `.closed`.
     public func close() {
         database.close()

@@ -37,6 +37,13 @@ package final class SerializedDatabase: Sendable {
         }
     }
 
+    /// Frees the page cache memory the connection holds but is not using
+    /// (`sqlite3_db_release_memory`): a long-running process calls it once a burst
+    /// of work is done, so the cache a big scan filled does not stay resident.
+    package func releaseMemory() {
+        try? withDatabase { database throws(SQLiteError) in database.releaseMemory() }
+    }
+
     /// Closes the connection (checkpointing the WAL); later calls throw `.closed`.
     package func close() {
         connection.withLock { $0 = nil }

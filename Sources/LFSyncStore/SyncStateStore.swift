@@ -37,6 +37,15 @@ public final class SyncStateStore: Sendable {
     private let changes: LedgerChangeQueue
     private let writer = LedgerWriter()
 
+    /// Frees what the ledger keeps only to be faster: the page cache its connection is
+    /// not using, and the rows it remembers as synced (refilled one row at a time by
+    /// the next changes). For a process that stays running after a big push (`watch`):
+    /// a catch-up of 200,000 files left 20 MiB of remembered rows behind.
+    public func releaseMemory() {
+        writer.forgetAll()
+        database.releaseMemory()
+    }
+
     init(database: SerializedDatabase) {
         self.database = database
         changes = LedgerChangeQueue(database: database, writer: writer)

@@ -2,7 +2,7 @@ import Foundation
 import LocalFirstSync
 
 /// Where this device keeps its state: `$LFSYNC_HOME`, else
-/// `$XDG_DATA_HOME/lfsync`, else `~/.local/share/lfsync` (XDG default).
+/// `$XDG_DATA_HOME/lfsync`, else `$HOME/.local/share/lfsync` (XDG default).
 struct StateHome {
     let url: URL
 
@@ -12,8 +12,11 @@ struct StateHome {
         } else if let data = environment["XDG_DATA_HOME"], !data.isEmpty {
             url = URL(fileURLWithPath: data, isDirectory: true).appendingPathComponent("lfsync", isDirectory: true)
         } else {
-            url = FileManager.default.homeDirectoryForCurrentUser
-                .appendingPathComponent(".local/share/lfsync", isDirectory: true)
+            // $HOME first, as the XDG spec and every shell tool read it (systemd sets it
+            // for a user service); Foundation's own answer for root ignores it.
+            let home = environment["HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0, isDirectory: true) }
+                ?? FileManager.default.homeDirectoryForCurrentUser
+            url = home.appendingPathComponent(".local/share/lfsync", isDirectory: true)
         }
     }
 

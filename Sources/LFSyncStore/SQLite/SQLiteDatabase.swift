@@ -96,6 +96,11 @@ package final class SQLiteDatabase {
 
     }
 
+    /// See `SerializedDatabase.releaseMemory()`.
+    package func releaseMemory() {
+        _ = sqlite3_db_release_memory(handle)
+    }
+
     deinit {
         statementCache.removeAll()
         sqlite3_close_v2(handle)

@@ -1,5 +1,6 @@
 import Foundation
 import LocalFirstSync
+import LFSyncSystem
 import LFSyncTCP
 
 /// `lfsync watch PATH... --to PEER[,PEER] | --all`: continuous sync. Watches
@@ -13,6 +14,7 @@ struct WatchCommand {
     let home = StateHome()
 
     func run() async throws -> ExitCode {
+        MemoryTuning.preferSmallResidentSize()
         let targetsText = try arguments.values(PushCommand.to).flatMap { $0.split(separator: ",").map(String.init) }
         guard !targetsText.isEmpty || arguments[PushCommand.all] else {
             throw UsageError(message: "watch needs --to PEER or --all", hint: "Run 'lfsync watch --help' for usage.")

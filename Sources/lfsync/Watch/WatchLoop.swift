@@ -187,18 +187,39 @@ final class WatchLoop {
         for (index, library) in libraries.enumerated() {
             await push(library, index: indexes[index], to: connected)
         }
+        for index in indexes { index.releaseMemory() }
+        ledger.releaseMemory()
         MemoryTuning.releaseFreeMemory()
     }
 
-    private func push(_ library: URL, index: LibraryIndex, to peers: [Peer]) async {
-        let started = ContinuousClock.now
+    /// At most this many assets per push: a catch-up of 200,000 files goes out as a
+    /// series of pushes, so what one push holds in memory (offers, replies, the ledger's
+    /// queue) is bounded, and an idle `watch` does not keep a catch-up's peak afterwards.
+    static let assetsPerPush = 10_000
+
+    private func push(_ library: URL, index: LibraryIndex, to targets: [Peer]) async {
+        guard let selection = await select(library, index: index, for: targets) else { return }
+        var peers = targets
+        var start = 0
+        while start < selection.ready.count, !peers.isEmpty {
+            let slice = Array(selection.ready[start..<min(start + Self.assetsPerPush, selection.ready.count)])
+            start += slice.count
+            let deferred = start == selection.ready.count ? selection.deferred : 0
+            peers = await send(slice, from: library, settled: selection.settled, to: peers, deferred: deferred)
+        }
+    }
+
+    /// What a pass sends from one library: every asset some target has not confirmed
+    /// (the ledger's word) and whose files have settled. The scan is released on return;
+    /// only the selection is kept while it is sent.
+    private func select(_ library: URL, index: LibraryIndex, for peers: [Peer]) async -> (ready: [Asset], settled: SettledFiles, deferred: Int)? {
         let scan: LibraryScan
         do {
             scan = try await LibraryScanner(root: library, cache: index.scanCache, chunkIndex: index.chunkIndex, exclusions: exclusions).scan()
         } catch {
             log("\(library.path): cannot scan: \(error)")
             emit(WatchLogEvent("error", library: library.path, message: "\(error)"))
-            return
+            return nil
         }
         let all = scan.assets.map(\.contentID)
         var wanted = Set<ContentID>()
@@ -206,7 +227,7 @@ final class WatchLoop {
             let missing = (try? ledger.contentIDs(notSyncedWith: PeerKey(rawValue: peer.deviceID.description), from: all)) ?? all
             wanted.formUnion(missing)
         }
-        guard !wanted.isEmpty else { return }
+        guard !wanted.isEmpty else { return nil }
         // Never a file still being written: what changed within the settle time waits for the next pass.
         let nowNs = FileTime.now()
         let settleNs = Int64(schedule.settle.components.seconds) * 1_000_000_000 + schedule.settle.components.attoseconds / 1_000_000_000
@@ -225,19 +246,27 @@ final class WatchLoop {
         if let recheckNs {
             schedule.recheck(at: .now + .nanoseconds(max(0, recheckNs - nowNs) + 50_000_000))
         }
-        guard !ready.isEmpty else { return }
-        let transfer = await sync.send(ready, from: library, settledStatus: scan.settledStatus, to: .peers(peers))
+        guard !ready.isEmpty else { return nil }
+        return (ready, scan.settledStatus, deferred)
+    }
+
+    /// One push: `assets` to `peers`, one log line (or JSON event) per peer.
+    /// - Returns: the peers still there for the next push of the pass.
+    private func send(_ assets: [Asset], from library: URL, settled: SettledFiles, to peers: [Peer], deferred: Int) async -> [Peer] {
+        let started = ContinuousClock.now
+        let transfer = await sync.send(assets, from: library, settledStatus: settled, to: .peers(peers))
         let summaries = await transfer.waitUntilCompleted()
         let seconds = Self.seconds(ContinuousClock.now - started)
+        var remaining: [Peer] = []
         for summary in summaries.sorted(by: { $0.peer.name < $1.peer.name }) {
-            var line = "pushed \(ready.count) asset\(ready.count == 1 ? "" : "s") from \(library.lastPathComponent) to \(summary.peer.name): \(summary.assetsStored) stored"
+            var line = "pushed \(assets.count) asset\(assets.count == 1 ? "" : "s") from \(library.lastPathComponent) to \(summary.peer.name): \(summary.assetsStored) stored"
             if summary.assetsFailed > 0 { line += ", \(summary.assetsFailed) failed" }
             line += ", \(ByteCountText.format(summary.chunkBytesSent)) sent in \(String(format: "%.1f", seconds)) s"
             if deferred > 0 { line += "; \(deferred) still changing, sent later" }
             if case let .failed(reason) = summary.state { line += " (\(reason))" }
             log(line)
             var event = WatchLogEvent("push", library: library.path, peer: summary.peer.name)
-            event.assets = ready.count
+            event.assets = assets.count
             event.stored = summary.assetsStored
             event.failed = summary.assetsFailed
             event.chunkBytesSent = summary.chunkBytesSent
@@ -245,10 +274,16 @@ final class WatchLoop {
             event.deferred = deferred
             if case let .failed(reason) = summary.state { event.message = reason }
             emit(event)
-            if case .failed = summary.state, await !isConnected(summary.peer.deviceID) {
-                lost(summary.peer.deviceID, label: summary.peer.name, reason: "disconnected during the push")
+            switch summary.state {
+            case .completed:
+                remaining.append(summary.peer)
+            default:
+                if await !isConnected(summary.peer.deviceID) {
+                    lost(summary.peer.deviceID, label: summary.peer.name, reason: "disconnected during the push")
+                }
             }
         }
+        return remaining
     }
 
     /// Dials every target that is not connected and whose back-off has run out.

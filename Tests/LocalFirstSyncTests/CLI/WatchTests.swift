@@ -186,7 +186,13 @@ import Glibc
             try await Self.eventually("1,000 photos on nas", seconds: 120) {
                 ((try? FileManager.default.contentsOfDirectory(atPath: nas.library.appendingPathComponent("DCIM/100CANON").path)) ?? []).count == 1000
             }
-            let pushes = watcher.all().filter { $0.event == "push" && ($0.assets ?? 0) > 0 }
+            // The files land before the push that carried them reports (the Receipt
+            // comes after the last install), so wait for the report too.
+            let reported = { watcher.all().filter { $0.event == "push" && ($0.assets ?? 0) > 0 } }
+            try? await watcher.waitUntil("the pushes that carried them reported", seconds: 30) { _ in
+                reported().reduce(0) { $0 + ($1.stored ?? 0) } >= 1000
+            }
+            let pushes = reported()
             #expect(pushes.reduce(0) { $0 + ($1.stored ?? 0) } == 1000)
             #expect(pushes.count <= 3, "the import went out as \(pushes.count) pushes: \(pushes.map { $0.assets ?? 0 })")
             let serveLog = server.stop()
@@ -216,6 +222,31 @@ import Glibc
                 (0..<3).allSatisfy { Self.contents(nas.library.appendingPathComponent("missed-\($0).jpg")) == Data("missed \($0)".utf8) }
             }
             #expect(watcher.all().contains { $0.event == "reachable" })
+        }
+    }
+
+    /// More folders than inotify may watch (the kernel's limit, simulated with
+    /// `LFSYNC_WATCH_LIMIT`): watch says so once and falls back to periodic rescans, and a
+    /// photo in a folder it could not watch still arrives.
+    @Test func pastTheWatchLimitItRescansInstead() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let (laptop, nas) = try await PushServeTests.pair(root)
+            for folder in ["a", "b", "c", "d", "e"] {
+                try FileManager.default.createDirectory(at: laptop.library.appendingPathComponent(folder), withIntermediateDirectories: true)
+            }
+            let server = try await Server(nas)
+            defer { _ = server.stop() }
+            #expect(try await laptop.run(["trust", nas.deviceID(), "--name", "nas", "--address", server.address]).status == 0)
+            let watcher = try Watcher(laptop, paths: [laptop.library], extra: ["--rescan-interval", "2"],
+                                      environment: ["LFSYNC_WATCH_LIMIT": "3"])
+            defer { watcher.stop() }
+            let events = try await watcher.waitUntil("the fallback") { $0.contains { $0.event == "fallback" } }
+            #expect(events.filter { $0.event == "fallback" }.count == 1)
+            try Data("in an unwatched folder".utf8).write(to: laptop.library.appendingPathComponent("e/IMG_0001.JPG"))
+            try await Self.eventually("the photo on nas", seconds: 30) {
+                Self.contents(nas.library.appendingPathComponent("e/IMG_0001.JPG")) == Data("in an unwatched folder".utf8)
+            }
+            #expect(watcher.all().filter { $0.event == "fallback" }.count == 1, "the fallback is said once")
         }
     }
 
