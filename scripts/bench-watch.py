@@ -6,12 +6,17 @@
   2. idle: CPU (% of one core) and RSS of a `watch` over a large library once it
      has caught up, under `ulimit -n 1024`;
   3. --bwlimit accuracy: a push of incompressible bytes at a limit, for about
-     30 s, against the limit (and the same for a `watch`).
+     30 s, against the limit.
+
+The idle scenario runs WATCH_IDLE_RUNS times (a fresh library and fresh state each
+time) and reports each run and the median. The idle resident size is read at the
+end of the idle window; the size just after a one-photo pass (a cached rescan of
+the whole tree) and the catch-up's peak (VmHWM) are reported beside it.
 
     scripts/bench-watch.py [BUILD_DIR]      (make bench-watch)
 
 Knobs (environment): WATCH_FILES (200000), WATCH_DIRS (2000), WATCH_IDLE_S (60),
-WATCH_LATENCY_RUNS (20), BWLIMIT (4M), BWLIMIT_SECONDS (30), BENCH_DIR (bench-out/watch).
+WATCH_LATENCY_RUNS (20), WATCH_IDLE_RUNS (3), BWLIMIT (4M), BWLIMIT_SECONDS (30), BENCH_DIR (bench-out/watch).
 """
 import json, os, shutil, signal, statistics, subprocess, sys, time
 
@@ -22,6 +27,7 @@ files = int(os.environ.get("WATCH_FILES", "200000"))
 dirs = int(os.environ.get("WATCH_DIRS", "2000"))
 idle_s = float(os.environ.get("WATCH_IDLE_S", "60"))
 runs = int(os.environ.get("WATCH_LATENCY_RUNS", "20"))
+idle_runs = int(os.environ.get("WATCH_IDLE_RUNS", "3"))
 bwlimit = os.environ.get("BWLIMIT", "4M")
 bw_seconds = float(os.environ.get("BWLIMIT_SECONDS", "30"))
 children = []
@@ -72,10 +78,11 @@ def cpu_ticks(pid):
     return int(fields[11]) + int(fields[12])  # utime + stime
 
 
-def rss_kib(pid):
+def status_kib(pid, field):
+    """A size from /proc/PID/status: VmRSS (resident now) or VmHWM (the peak so far)."""
     with open(f"/proc/{pid}/status") as handle:
         for line in handle:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1])
     return 0
 
@@ -163,25 +170,21 @@ def idle():
     ticks, wall = cpu_ticks(watch.pid), time.monotonic()
     time.sleep(idle_s)
     ticks, wall = cpu_ticks(watch.pid) - ticks, time.monotonic() - wall
+    idle_rss = status_kib(watch.pid, "VmRSS") / 1024.0
+    peak = status_kib(watch.pid, "VmHWM") / 1024.0
     hz = os.sysconf("SC_CLK_TCK")
-    if os.environ.get("WATCH_SMAPS"):
-        rows, name = [], None
-        with open(f"/proc/{watch.pid}/smaps") as handle:
-            for line in handle:
-                fields = line.split()
-                if "-" in fields[0] and not fields[0].endswith(":"):
-                    name = fields[0] + " " + (fields[5] if len(fields) > 5 else "[anon]")
-                elif fields[0] == "Rss:":
-                    rows.append((int(fields[1]), name))
-        for rss, name in sorted(rows, reverse=True)[:12]:
-            print(f"smaps {rss:8d} kB {name}", file=sys.stderr)
-    # And one photo more: still watched after the big pass.
+    # And one photo more: still watched after the big pass. The pass it starts is a
+    # cached rescan of the whole tree; its resident size is read once it has reported.
+    pushes = sum(1 for e in events(out) if e["event"] == "push")
     with open(os.path.join(library, "2000", "0000", "NEW.JPG"), "wb") as handle:
         handle.write(os.urandom(100_000))
     wait_for(lambda: os.path.exists(os.path.join(received, "2000", "0000", "NEW.JPG")), 300, "the new photo")
+    wait_for(lambda: sum(1 for e in events(out) if e["event"] == "push") > pushes, 60, "the new photo's push report")
+    time.sleep(2)
     watched = [e.get("directories") for e in events(out) if e["event"] == "watching"]
     return {"files": files, "folders": watched[0] if watched else None, "caught_up_s": caught_up,
-            "idle_cpu_percent": 100.0 * ticks / hz / wall, "rss_mib": rss_kib(watch.pid) / 1024.0,
+            "idle_cpu_percent": 100.0 * ticks / hz / wall, "rss_mib": idle_rss,
+            "rss_after_one_photo_mib": status_kib(watch.pid, "VmRSS") / 1024.0, "catch_up_peak_mib": peak,
             "fallback": any(e["event"] == "fallback" for e in events(out))}
 
 
@@ -205,6 +208,18 @@ def bandwidth():
     return {"limit_bytes_per_s": limit, "bytes": sent, "seconds": seconds, "rate_over_limit": sent / seconds / limit}
 
 
+def stop_all():
+    for child in children:
+        if child.poll() is None:
+            child.send_signal(signal.SIGTERM)
+    for child in children:
+        try:
+            child.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            child.kill()
+    children.clear()
+
+
 def main():
     os.makedirs(work, exist_ok=True)
     try:
@@ -212,19 +227,21 @@ def main():
         samples = latency()
         log("bandwidth limit")
         bw = bandwidth()
-        log("idle watch")
-        still = idle()
+        still = []
+        for number in range(idle_runs):
+            stop_all()  # nothing else running while a watch idles
+            log(f"idle watch, run {number + 1} of {idle_runs}")
+            still.append(idle())
     finally:
-        for child in children:
-            if child.poll() is None:
-                child.send_signal(signal.SIGTERM)
-        for child in children:
-            try:
-                child.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                child.kill()
+        stop_all()
     print(json.dumps({"latency_s": {"median": statistics.median(samples), "min": min(samples), "max": max(samples), "runs": len(samples)},
-                      "bwlimit": bw, "idle": still}, indent=2))
+                      "bwlimit": bw,
+                      "idle": {"runs": still,
+                               "median_rss_mib": statistics.median(run["rss_mib"] for run in still),
+                               "median_rss_after_one_photo_mib": statistics.median(run["rss_after_one_photo_mib"] for run in still),
+                               "median_catch_up_peak_mib": statistics.median(run["catch_up_peak_mib"] for run in still),
+                               "median_cpu_percent": statistics.median(run["idle_cpu_percent"] for run in still),
+                               "median_caught_up_s": statistics.median(run["caught_up_s"] for run in still)}}, indent=2))
 
 
 main()
