@@ -3,7 +3,7 @@
 
 SWIFT        ?= swift
 PREFIX       ?= /usr/local
-APT_PACKAGES := pkg-config libsodium-dev libzstd-dev libsqlite3-dev libavahi-compat-libdnssd-dev
+APT_PACKAGES := pkg-config libsodium-dev libssl-dev libzstd-dev libsqlite3-dev libavahi-compat-libdnssd-dev
 # The lab runs its own avahi-daemon and D-Bus inside network namespaces, and
 # drops packets with nftables where the kernel has no netem.
 LAB_PACKAGES := avahi-daemon dbus iproute2 jq nftables

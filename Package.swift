@@ -16,6 +16,8 @@ let package = Package(
     ],
     targets: [
         systemModule("CSodium", pkgConfig: "libsodium", apt: "libsodium-dev"),
+        /// OpenSSL's libcrypto: the transport ciphers and keyed BLAKE2b (ARCHITECTURE.md, "Which library does what").
+        systemModule("CCrypto", pkgConfig: "libcrypto", apt: "libssl-dev"),
         systemModule("CZstd", pkgConfig: "libzstd", apt: "libzstd-dev"),
         systemModule("CSQLite", pkgConfig: "sqlite3", apt: "libsqlite3-dev"),
         /// glibc interfaces missing from Swift's Glibc module; header-only.
@@ -27,7 +29,7 @@ let package = Package(
         // A target names every layer it imports, not only the nearest: an
         // incremental build then rebuilds it when any of them changes.
         .target(name: "LFSyncSystem", dependencies: ["CLinux"]),
-        .target(name: "LFSyncCrypto", dependencies: ["LFSyncSystem", "CSodium"]),
+        .target(name: "LFSyncCrypto", dependencies: ["LFSyncSystem", "CSodium", "CCrypto"]),
         .target(name: "LFSyncContent", dependencies: ["LFSyncSystem", "LFSyncCrypto"]),
         .target(name: "LFSyncStore", dependencies: ["LFSyncSystem", "LFSyncCrypto", "LFSyncContent", "CSQLite", "CLinux"]),
         .target(name: "LFSyncTransport", dependencies: ["LFSyncSystem"]),

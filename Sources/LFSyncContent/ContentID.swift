@@ -1,8 +1,8 @@
 import LFSyncCrypto
 import LFSyncSystem
 
-/// The identity of an asset's *content*: BLAKE2b-256 over its (role, file hash)
-/// pairs in canonical order. File names and paths play no part, so renaming or
+/// The identity of an asset's *content*: keyed BLAKE2b-256 (`ContentHash.content`)
+/// over its (role, file hash) pairs in canonical order. File names and paths play no part, so renaming or
 /// moving an asset never changes it.
 public struct ContentID: Hashable, Comparable, Sendable, CustomStringConvertible, Codable {
     public let hash: Hash256
@@ -32,7 +32,7 @@ public struct ContentID: Hashable, Comparable, Sendable, CustomStringConvertible
     }
 
     public init(files: [(role: FileRole, fileHash: Hash256)]) {
-        hash = Blake2b.hash(Self.canonicalEncoding(of: files))
+        hash = ContentHash.content(Self.canonicalEncoding(of: files))
     }
 
     public var hex: String { hash.hex }

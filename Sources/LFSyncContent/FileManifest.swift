@@ -10,20 +10,34 @@ public struct FileManifest: Hashable, Sendable, Codable {
     public var size: UInt64
     /// Modification time in nanoseconds since 1970, preserved on the receiving side.
     public var modificationTimeNs: Int64
-    /// BLAKE2b-256 of the whole file.
-    public var fileHash: Hash256
-    public var chunks: [ChunkRef]
+    /// The file's hash, made from its chunk list (`ContentHash.file`): set with the
+    /// chunks, never on its own, so that no manifest can claim a file hash its
+    /// chunks do not have.
+    public private(set) var fileHash: Hash256
+    public var chunks: [ChunkRef] {
+        didSet { fileHash = ContentHash.file(chunks: chunks) }
+    }
     /// The file's permission bits (`st_mode & 0o7777`) where it was read. Sent with each
     /// placement so the receiver can give a new file the source's bits masked by its own
     /// umask, as rsync does without `--perms`; not part of the content (nor of the canonical
     /// encoding the scan cache keeps: a scan takes them from `lstat` every time).
     public var permissions: UInt32
 
-    public init(path: RelativePath, size: UInt64, modificationTimeNs: Int64, fileHash: Hash256, chunks: [ChunkRef], permissions: UInt32 = FileManifest.defaultPermissions) {
+    public init(path: RelativePath, size: UInt64, modificationTimeNs: Int64, chunks: [ChunkRef], permissions: UInt32 = FileManifest.defaultPermissions) {
+        self.init(path: path, size: size, modificationTimeNs: modificationTimeNs, derivedFileHash: ContentHash.file(chunks: chunks),
+                  chunks: chunks, permissions: permissions)
+    }
+
+    /// For a caller that has just made `fileHash` from these very chunks (the
+    /// chunker), or kept it beside them itself (the scan cache): one hash of the
+    /// chunk list fewer per file. Debug builds check the claim.
+    package init(path: RelativePath, size: UInt64, modificationTimeNs: Int64, derivedFileHash: Hash256, chunks: [ChunkRef],
+                 permissions: UInt32 = FileManifest.defaultPermissions) {
+        assert(derivedFileHash == ContentHash.file(chunks: chunks), "a file hash that is not its chunk list's")
         self.path = path
         self.size = size
         self.modificationTimeNs = modificationTimeNs
-        self.fileHash = fileHash
+        self.fileHash = derivedFileHash
         self.chunks = chunks
         self.permissions = permissions & 0o7777
     }
@@ -37,7 +51,7 @@ public struct FileManifest: Hashable, Sendable, Codable {
         var hasher = ChunkingHasher(configuration: configuration)
         contents.withUnsafeBytes { hasher.update($0) }
         let (fileHash, chunks) = hasher.finish()
-        self.init(path: path, size: UInt64(contents.count), modificationTimeNs: modificationTimeNs, fileHash: fileHash, chunks: chunks)
+        self.init(path: path, size: UInt64(contents.count), modificationTimeNs: modificationTimeNs, derivedFileHash: fileHash, chunks: chunks)
     }
 }
 
@@ -49,7 +63,10 @@ extension FileManifest {
         public static let maxChunkCount = 1 << 22
     }
 
-    package static let encodingVersion: UInt8 = 1
+    /// 2 since file hashes are made from chunk lists (version 1 held hashes of the
+    /// whole file, which no longer name anything): an old cache row fails to decode and
+    /// the file is hashed again.
+    package static let encodingVersion: UInt8 = 2
 
     /// Canonical binary form (PROTOCOL.md, "File manifest").
     package func encode(into writer: inout ByteWriter) {
@@ -79,6 +96,7 @@ extension FileManifest {
         path = RelativePath(try reader.readString(limit: Limits.maxPathBytes))
         size = try reader.readUInt64()
         modificationTimeNs = try reader.readInt64()
+        // Kept beside the chunks by `encode`, in this device's own cache: trusted, not re-derived.
         fileHash = try reader.readHash()
         chunks = try Self.readChunkList(from: &reader, size: size)
         permissions = Self.defaultPermissions

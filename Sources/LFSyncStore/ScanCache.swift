@@ -49,7 +49,7 @@ public final class ScanCache: Sendable {
     /// The entries of `paths` that have one (each whatever its stamp), looked
     /// up in one read transaction: a receiver checks every file of an offer.
     public func entries(paths: [RelativePath]) throws(SQLiteError) -> [RelativePath: IndexedFile] {
-        try lookUp(paths, columns: "size, mtime_ns, inode, manifest, content_identifier, ctime_ns, chunk_list_unverified") { row, path in
+        try lookUp(paths, columns: "size, mtime_ns, inode, manifest, content_identifier, ctime_ns") { row, path in
             Self.entry(row, path: path, firstColumn: 0)
         }
     }
@@ -98,7 +98,7 @@ public final class ScanCache: Sendable {
         let libraryID = libraryID
         return try database.withDatabase { db throws(SQLiteError) in
             var entries = [RelativePath: IndexedFile]()
-            try db.cachedStatement("SELECT path, size, mtime_ns, inode, manifest, content_identifier, ctime_ns, chunk_list_unverified FROM scan_cache WHERE library_id = ?")
+            try db.cachedStatement("SELECT path, size, mtime_ns, inode, manifest, content_identifier, ctime_ns FROM scan_cache WHERE library_id = ?")
                 .forEachRow([.integer(libraryID)]) { row throws(SQLiteError) in
                     guard let path = row.relativePath(at: 0), let entry = Self.entry(row, path: path, firstColumn: 1) else { return }
                     entries[path] = entry
@@ -114,7 +114,7 @@ public final class ScanCache: Sendable {
         let libraryID = libraryID
         try database.withDatabase { db throws(SQLiteError) in
             try db.cachedStatement("""
-                SELECT path, size, mtime_ns, inode, manifest, content_identifier, ctime_ns, chunk_list_unverified
+                SELECT path, size, mtime_ns, inode, manifest, content_identifier, ctime_ns
                 FROM scan_cache WHERE library_id = ? ORDER BY path
                 """)
                 .forEachRow([.integer(libraryID)]) { row throws(SQLiteError) in
@@ -169,7 +169,7 @@ public final class ScanCache: Sendable {
             let upsert = try db.cachedStatement("""
                 INSERT INTO scan_cache (library_id, path, size, mtime_ns, inode, manifest, content_identifier, ctime_ns,
                                         chunk_list_unverified)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)
                 ON CONFLICT (library_id, path) DO UPDATE SET
                     size = excluded.size, mtime_ns = excluded.mtime_ns,
                     inode = excluded.inode, manifest = excluded.manifest,
@@ -195,7 +195,6 @@ public final class ScanCache: Sendable {
                 } else {
                     try upsert.bindNull(at: 8)
                 }
-                try upsert.bind(Int64(file.chunkListVerified ? 0 : 1), at: 9)
                 try upsert.run()
             }
         }
@@ -228,7 +227,7 @@ public final class ScanCache: Sendable {
     }
 
     /// An entry from the columns size, mtime_ns, inode, manifest, content_identifier,
-    /// ctime_ns, chunk_list_unverified starting at `firstColumn`; nil if the row does
+    /// ctime_ns starting at `firstColumn`; nil if the row does
     /// not hold together.
     private static func entry(_ row: SQLiteRow, path: RelativePath, firstColumn first: Int32) -> IndexedFile? {
         guard let blob = row.blob(at: first + 3) else { return nil }
@@ -236,7 +235,6 @@ public final class ScanCache: Sendable {
         guard var entry = decode(blob, path: path, stamp: stamp) else { return nil }
         entry.contentIdentifier = row.text(at: first + 4).flatMap { $0.utf8.count <= MediaMetadataLimits.maxIdentifierBytes ? $0 : nil }
         entry.changeTimeNs = row.isNull(at: first + 5) ? nil : row.int64(at: first + 5)
-        entry.chunkListVerified = row.int64(at: first + 6) == 0
         return entry
     }
 

@@ -20,6 +20,7 @@ struct Bench {
             print("       lfsync-bench small-files DIR [--count N]")
             print("       lfsync-bench sample-library DIR [--padding BYTES] [--seed N]")
             print("       lfsync-bench real-library DIR [--files N] [--seed N] [--max-bytes N]")
+            print("       lfsync-bench hash-vectors")
             exit(64)
         }
         arguments.removeFirst()
@@ -89,6 +90,9 @@ struct Bench {
                                maxFileBytes: Int(options["max-bytes"] ?? "") ?? defaults.maxFileBytes))
             print("\(summary.files) files, \(summary.bytes) bytes, \(summary.duplicatePaths) duplicate paths, "
                   + "\(summary.emptyFiles) empty files in \(directory)")
+        case "hash-vectors":
+            FileHandle.standardOutput.write(try HashVectors.json())
+            print("")
         default:
             print("unknown benchmark '\(mode)'")
             exit(64)

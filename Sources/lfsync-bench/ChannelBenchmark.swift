@@ -87,7 +87,7 @@ struct ChannelBenchmark {
             }
             return bytes
         }()
-        let contentID = ContentID(hash: Blake2b.hash([]))
+        let contentID = ContentID(files: [])
         for index in 0..<count {
             try await sender.send(.chunk(.init(
                 offerID: 1, contentID: contentID, fileIndex: 0, chunkIndex: UInt32(index),

@@ -79,11 +79,11 @@ struct ContentBenchmark {
             defer { buffer.deallocate() }
             while let index = next.take(below: files.count) {
                 guard let file = try? ReadOnlyFile(path: files[index].path) else { continue }
-                var hasher = Blake2b()
+                var hasher = ContentHash.chunkHasher()
                 while let count = try? file.read(into: buffer), count > 0 {
                     hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
                 }
-                _ = hasher.finalizeHash()
+                _ = hasher.finalizeAndReset()
             }
         }
         return Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9

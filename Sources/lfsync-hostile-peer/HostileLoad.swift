@@ -160,10 +160,9 @@ enum HostileLoad {
         for round in 0..<count {
             let offerID = UInt64(round + 1)
             let pieces = (0..<chunks).map { _ in HostilePayload.randomBytes(1 << 20) }
-            let whole = pieces.flatMap { $0 }
             let manifest = FileManifest(
-                path: RelativePath("cancelled/\(round).bin"), size: UInt64(whole.count), modificationTimeNs: 0,
-                fileHash: Blake2b.hash(whole), chunks: pieces.map { ChunkRef(length: UInt32($0.count), hash: Blake2b.hash($0)) })
+                path: RelativePath("cancelled/\(round).bin"), size: UInt64(pieces.count << 20), modificationTimeNs: 0,
+                chunks: pieces.map { ChunkRef(length: UInt32($0.count), hash: ContentHash.chunk($0)) })
             let asset = Asset(files: [.init(role: .primary, manifest: manifest)])
             try await channel.send(frames: [HostilePayload.offerFrame(offerID: offerID, assets: [asset])])
             let answer = await connection.answer(to: offerID, timeout: .seconds(30))

@@ -16,14 +16,11 @@ enum HostilePayload {
     /// A well-formed manifest for a file nobody has: `chunkCount` chunks of `chunkLength` bytes.
     static func hugeAsset(path: String, chunkCount: Int, chunkLength: UInt32) -> Asset {
         // Distinct chunk hashes, so no deduplication can shrink what the receiver must store.
-        var hasher = Blake2b()
         let chunks = (0..<chunkCount).map { index -> ChunkRef in
-            hasher.update(withUnsafeBytes(of: UInt64(index).bigEndian) { Array($0) })
-            return ChunkRef(length: chunkLength, hash: hasher.finalizeHashAndReset())
+            ChunkRef(length: chunkLength, hash: ContentHash.chunk(withUnsafeBytes(of: UInt64(index).bigEndian) { Array($0) }))
         }
-        let fileHash = Blake2b.hash(randomBytes(32))
         return Asset(files: [.init(role: .primary, manifest: FileManifest(
-            path: RelativePath(path), size: UInt64(chunkCount) * UInt64(chunkLength), modificationTimeNs: 0, fileHash: fileHash, chunks: chunks))])
+            path: RelativePath(path), size: UInt64(chunkCount) * UInt64(chunkLength), modificationTimeNs: 0, chunks: chunks))])
     }
 
     /// An Offer frame written field by field (PROTOCOL.md, "Offer"), without the
@@ -76,10 +73,9 @@ enum HostilePayload {
         writer.write(UInt16(1))            // files in the asset
         writer.write(FileRole.primary.rawValue)
         writer.write(UInt64(count) << 16)  // size: count chunks of 64 KiB
-        writer.write(Blake2b.hash(randomBytes(32)))  // file hash
         writer.write(count)                // chunk count: the lie
         writer.write(UInt32(1 << 16))
-        writer.write(Blake2b.hash(randomBytes(32)))
+        writer.write(ContentHash.chunk(randomBytes(32)))
         return Frame(type: WireMessageType.offer.rawValue, payload: writer.bytes)
     }
 }

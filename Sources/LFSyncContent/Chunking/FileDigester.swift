@@ -76,7 +76,7 @@ package struct FileDigester: Sendable {
         }
         let manifest = FileManifest(
             path: RelativePath(relativePath), size: after.size, modificationTimeNs: after.modificationTimeNs,
-            fileHash: fileHash, chunks: chunks, permissions: after.permissions)
+            derivedFileHash: fileHash, chunks: chunks, permissions: after.permissions)
         // The size was just checked against the bytes hashed: a last read as large as the file was the only one.
         if after.size == UInt64(lastCount) { whole(UnsafeRawBufferPointer(rebasing: buffer[0..<lastCount])) }
         return (manifest, after)

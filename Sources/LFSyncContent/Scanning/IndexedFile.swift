@@ -11,19 +11,12 @@ public struct IndexedFile: Hashable, Sendable {
     /// The file's ctime when the manifest was known to describe it; nil when
     /// unknown or not to be trusted (a scan cache entry without it never matches).
     public var changeTimeNs: Int64?
-    /// False for a received file whose chunk list came from the peer unchecked
-    /// (its file hash was verified): such a file is never in a scan's
-    /// `settledStatus`, so a sender checks each of its chunks against the list
-    /// and a made-up list fails there instead of travelling on.
-    public var chunkListVerified: Bool
 
-    public init(manifest: FileManifest, inode: UInt64, contentIdentifier: String? = nil, changeTimeNs: Int64? = nil,
-                chunkListVerified: Bool = true) {
+    public init(manifest: FileManifest, inode: UInt64, contentIdentifier: String? = nil, changeTimeNs: Int64? = nil) {
         self.manifest = manifest
         self.inode = inode
         self.contentIdentifier = contentIdentifier
         self.changeTimeNs = changeTimeNs
-        self.chunkListVerified = chunkListVerified
     }
 
     public var path: RelativePath { manifest.path }

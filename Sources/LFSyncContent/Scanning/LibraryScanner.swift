@@ -233,9 +233,7 @@ public struct LibraryScanner: Sendable {
             known.manifest.permissions = entry.status.permissions  // not cached: a chmod leaves the bytes alone
             found.files[byPath[cursor]] = known
             found.filesFromCache += 1
-            // A received file's chunk list is the sender's word: this device checks each
-            // chunk against it when it sends the file on, instead of trusting its status.
-            found.isSettled[byPath[cursor]] = hit.chunkListVerified
+            found.isSettled[byPath[cursor]] = true
         }
         return found
     }

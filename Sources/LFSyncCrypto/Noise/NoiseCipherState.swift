@@ -5,16 +5,16 @@
 /// writer) with no locking; copying one and using both copies would reuse
 /// nonces, so don't.
 package struct NoiseCipherState: Sendable {
-    private var key: SecureBytes
-    package let cipher: NoiseCipher
+    /// The key, set up once in libcrypto for this direction's cipher.
+    private var key: AEADKey
+    package var cipher: NoiseCipher { key.cipher }
     /// Number of messages processed so far; also the next nonce.
     package private(set) var nonce: UInt64 = 0
 
     /// Noise `InitializeKey`: a fresh key always starts at nonce 0.
     package init(key: SecureBytes, cipher: NoiseCipher = .chaChaPoly) {
         precondition(key.count == Noise.keyLength, "Noise cipher keys are 32 bytes")
-        self.key = key
-        self.cipher = cipher
+        self.key = AEADKey(cipher: cipher, key: key)
     }
 
     /// `EncryptWithAd`. Throws `nonceExhausted` rather than ever reusing or
@@ -22,7 +22,7 @@ package struct NoiseCipherState: Sendable {
     package mutating func encrypt(_ plaintext: [UInt8], ad: [UInt8] = []) throws(NoiseError) -> [UInt8] {
         try checkUsable(messageSize: plaintext.count + Noise.tagLength)
         rekeyIfDue()
-        let ciphertext = cipher.encrypt(key: key, counter: nonce, ad: ad, plaintext: plaintext)
+        let ciphertext = key.seal(counter: nonce, ad: ad, plaintext: plaintext)
         nonce += 1
         return ciphertext
     }
@@ -32,7 +32,7 @@ package struct NoiseCipherState: Sendable {
     package mutating func encrypt(_ plaintext: UnsafeRawBufferPointer, into output: UnsafeMutableRawPointer) throws(NoiseError) {
         try checkUsable(messageSize: plaintext.count + Noise.tagLength)
         rekeyIfDue()
-        cipher.encrypt(key: key, counter: nonce, plaintext: plaintext, into: output)
+        key.seal(counter: nonce, plaintext: plaintext, into: output)
         nonce += 1
     }
 
@@ -40,7 +40,7 @@ package struct NoiseCipherState: Sendable {
     package mutating func decrypt(_ ciphertext: UnsafeRawBufferPointer) throws(NoiseError) -> [UInt8] {
         try checkUsable(messageSize: ciphertext.count)
         rekeyIfDue()
-        let plaintext = try cipher.decrypt(key: key, counter: nonce, ciphertext: ciphertext)
+        let plaintext = try key.open(counter: nonce, ciphertext: ciphertext)
         nonce += 1
         return plaintext
     }
@@ -50,7 +50,7 @@ package struct NoiseCipherState: Sendable {
     package mutating func decrypt(_ ciphertext: UnsafeRawBufferPointer, into output: UnsafeMutableRawPointer) throws(NoiseError) {
         try checkUsable(messageSize: ciphertext.count)
         rekeyIfDue()
-        try cipher.decrypt(key: key, counter: nonce, ciphertext: ciphertext, into: output)
+        try key.open(counter: nonce, ciphertext: ciphertext, into: output)
         nonce += 1
     }
 
@@ -59,7 +59,7 @@ package struct NoiseCipherState: Sendable {
     package mutating func decrypt(_ ciphertext: [UInt8], ad: [UInt8] = []) throws(NoiseError) -> [UInt8] {
         try checkUsable(messageSize: ciphertext.count)
         rekeyIfDue()
-        let plaintext = try cipher.decrypt(key: key, counter: nonce, ad: ad, ciphertext: ciphertext)
+        let plaintext = try key.open(counter: nonce, ad: ad, ciphertext: ciphertext)
         nonce += 1
         return plaintext
     }
@@ -94,10 +94,9 @@ package struct NoiseCipherState: Sendable {
     /// key compromise does not expose earlier traffic. The nonce is *not* reset;
     /// both sides must rekey at the same point in the message stream.
     package mutating func rekey() {
-        var material = cipher.encrypt(
-            key: key, counter: UInt64.max, ad: [], plaintext: [UInt8](repeating: 0, count: Noise.keyLength))
+        var material = key.seal(counter: UInt64.max, ad: [], plaintext: [UInt8](repeating: 0, count: Noise.keyLength))
         defer { SecureBytes.wipe(&material) }
-        key = SecureBytes(copying: material.prefix(Noise.keyLength))
+        key = AEADKey(cipher: cipher, key: SecureBytes(copying: material.prefix(Noise.keyLength)))
     }
 
     /// Test hook: jump the counter (e.g. to 2^64-2) to exercise exhaustion

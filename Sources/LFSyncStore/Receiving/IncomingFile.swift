@@ -7,9 +7,9 @@ import LFSyncCrypto
 import LFSyncSystem
 
 /// One file content being received: chunks land in its partial in the
-/// staging area; `verify()` checks the whole against the file hash and turns
-/// it into a `StagedFile`. Only the content matters here — size, file hash
-/// and chunk list — not the paths it will stand at.
+/// staging area, each checked against its hash before it is written;
+/// `verify()` turns the complete partial into a `StagedFile`. Only the content
+/// matters here — size, file hash and chunk list — not the paths it will stand at.
 ///
 /// **No descriptor held.** A library of 200,000 files must not need 200,000
 /// open files, nor even one per file of an offer. The partial is created
@@ -27,15 +27,14 @@ import LFSyncSystem
 /// `verify()` from its rename to its verdict — so no write can land in a
 /// partial another transfer is finishing or has finished (see `PartialLock`).
 ///
-/// **One hash per received byte.** A chunk from the peer is written after its
-/// length is checked; its own hash is checked only when the partial is shared
-/// with another transfer (see `writeReceived(chunkAt:bytes:)`). An unshared
-/// partial's bytes are all covered by the file hash `verify()` checks before
-/// anything is installed, so hashing each chunk as well would be a second
-/// BLAKE2b pass over every byte for nothing. A partial may therefore hold
-/// bytes nobody has verified yet, and nothing trusts them unchecked: adopting
-/// a partial re-hashes every chunk (`prepare`), and a chunk copied out of a
-/// partial is re-hashed (`copyChunk(at:from:)`).
+/// **One hash per received byte, and nothing read back.** A file's hash is made
+/// from its chunk list (`ContentHash.file`), so the manifest's chunk list *is*
+/// its file hash: two transfers of one file hash share one chunk list, size
+/// and cut points. Every chunk is checked against its hash before it is
+/// written (`write(chunkAt:bytes:)`), copied (`copyChunk(at:from:)`) or kept
+/// from an adopted partial (`prepare` re-hashes those), so a partial never
+/// holds a byte nobody verified, and a complete partial is the file: `verify()`
+/// renames it and checks its size, and reads nothing.
 ///
 /// **Resume without bookkeeping.** Nothing records which chunks have arrived:
 /// the partial is its own record. After a crash of either side, `prepare`
@@ -78,24 +77,12 @@ package final class IncomingFile {
     private var isNew = false
     private var present: ChunkBitmap
     private var isFinished = false
-    /// The file hash over the leading chunks stored so far, in order: chunks
-    /// normally arrive in order, so `verify()` rarely has to read anything back.
-    private var fileHasher = Blake2b()
-    /// How many leading chunks `fileHasher` has seen.
-    private var hashedChunkCount = 0
-
-    /// False once a chunk was stored on the strength of the file hash alone
-    /// (`writeReceived` on an unshared partial): the file hash `verify()` checks
-    /// proves the bytes, but the manifest's chunk *list* is then the peer's word,
-    /// not something this device verified.
-    package private(set) var everyChunkVerified = true
 
     /// Read from a one-chunk file's bytes as they were written.
     package private(set) var embeddedIdentifier = EmbeddedIdentifier.unknown
 
     /// Chunks this object has stored or found so far (written, copied, or
-    /// re-hashed when adopting a partial); no I/O. A written chunk of an
-    /// unshared partial counts before `verify()` has checked it.
+    /// re-hashed when adopting a partial), every one verified; no I/O.
     package var presentChunks: ChunkBitmap { present }
 
     /// Whether this object made the partial (so a failed plan may remove it).
@@ -215,10 +202,7 @@ package final class IncomingFile {
         return false
     }
 
-    /// Takes an existing partial as ours: marks it shared before changing anything in it
-    /// (its creator then knows that bytes it hashed on the way in may have been changed by a
-    /// manifest that merely claims the same file hash, and reads the file back in `verify()`),
-    /// and cuts it to the manifest's size — only while the name still leads to it (another
+    /// Takes an existing partial as ours: marks it shared, and cuts it to the manifest's size — only while the name still leads to it (another
     /// process's `verify()` may have taken it: resizing would change a file already verified).
     /// Adopting counts as touching the partial for the staging clean-up: its mtime is set to now.
     private func adopt(_ file: OwnedDescriptor, status: FileStatus, _ state: inout PartialLock.State) throws(ReceiveError) {
@@ -304,7 +288,7 @@ package final class IncomingFile {
                 let start = offsets[index]
                 guard regions.isData(start, end: start + UInt64(chunk.length)) else { continue }
                 let hash = try ReceiveError.system { () throws(SystemError) in
-                    try file.hash(from: start, length: UInt64(chunk.length), buffer: buffer, displayPath)
+                    try file.chunkHash(from: start, length: UInt64(chunk.length), buffer: buffer, displayPath)
                 }
                 if hash == chunk.hash { present.insert(index) }
             }
@@ -325,52 +309,28 @@ package final class IncomingFile {
 
     // MARK: - Writing
 
-    /// Stores chunk `index`, checking its length and BLAKE2b-256 *before*
-    /// anything is written.
-    package func write(chunkAt index: Int, bytes: [UInt8]) throws(ReceiveError) {
-        try write(chunkAt: index, bytes: bytes[...], verifyingNow: true)
-    }
-
-    /// Stores chunk `index` as the peer sent it: the receiving engine's way in.
-    /// The length is checked now. The hash is checked now only if another
-    /// transfer has this partial open too (it would otherwise trust, and could
-    /// finish with, bytes it verified that we then overwrote); for a partial of
-    /// our own, `verify()` proves every byte with the file hash instead.
-    /// - Throws: `chunkHashMismatch` only for a shared partial; otherwise bad
-    ///   bytes surface as `fileHashMismatch` from `verify()`.
-    package func writeReceived(chunkAt index: Int, bytes: ArraySlice<UInt8>) throws(ReceiveError) {
-        try write(chunkAt: index, bytes: bytes, verifyingNow: false)
-    }
-
-    package func writeReceived(chunkAt index: Int, bytes: [UInt8]) throws(ReceiveError) {
-        try write(chunkAt: index, bytes: bytes[...], verifyingNow: false)
-    }
-
-    private func write(chunkAt index: Int, bytes: ArraySlice<UInt8>, verifyingNow: Bool) throws(ReceiveError) {
+    /// Stores chunk `index`, checking its length and its hash *before* anything
+    /// is written: no refused byte reaches the disk, and the partial holds only
+    /// verified bytes (see the type's doc).
+    package func write(chunkAt index: Int, bytes: ArraySlice<UInt8>) throws(ReceiveError) {
         let chunk = try writableChunk(index)
         guard bytes.count == Int(chunk.length) else {
             throw .chunkLengthMismatch(index: index, expected: chunk.length, actual: bytes.count)
         }
-        // Checked before the partial is even opened (or created): no refused byte reaches the disk.
-        if verifyingNow {
-            guard bytes.withUnsafeBytes({ Blake2b.hash($0) }) == chunk.hash else { throw .chunkHashMismatch(index: index) }
-        }
-        // The check that the partial is still ours, the hash it may call for and the write
-        // are one step: no other transfer's verify() can come between them (see `PartialLock`).
+        // Checked before the partial is even opened (or created), outside the lock.
+        guard ContentHash.chunk(bytes) == chunk.hash else { throw .chunkHashMismatch(index: index) }
+        // The check that the partial is still ours and the write are one step: no other
+        // transfer's verify() can come between them (see `PartialLock`).
         try lock.withLock { state throws(ReceiveError) in
-            try withPartial(&state) { file, shared throws(ReceiveError) in
-                // A shared partial's chunk, and a chunk written a second time, must be checked: the
-                // file hash computed on the way in covered the first bytes, not these.
-                let mustVerify = shared || !isNew || present.contains(index)
-                if !verifyingNow, mustVerify {
-                    guard bytes.withUnsafeBytes({ Blake2b.hash($0) }) == chunk.hash else { throw .chunkHashMismatch(index: index) }
-                } else if !verifyingNow {
-                    everyChunkVerified = false
-                }
+            try withPartial(&state) { file, _ throws(ReceiveError) in
                 testHookBeforeStore?()
                 try store(bytes, at: index, in: file)
             }
         }
+    }
+
+    package func write(chunkAt index: Int, bytes: [UInt8]) throws(ReceiveError) {
+        try write(chunkAt: index, bytes: bytes[...])
     }
 
     /// Copies chunk `index` from bytes the receiver already has, re-verifying
@@ -381,7 +341,7 @@ package final class IncomingFile {
     package func copyChunk(at index: Int, from source: ChunkSource) throws(ReceiveError) -> Bool {
         let chunk = try writableChunk(index)
         if present.contains(index) { return true }
-        guard let bytes = readSource(source, length: chunk.length), Blake2b.hash(bytes) == chunk.hash else { return false }
+        guard let bytes = readSource(source, length: chunk.length), ContentHash.chunk(bytes) == chunk.hash else { return false }
         try lock.withLock { state throws(ReceiveError) in
             try withPartial(&state) { file, _ throws(ReceiveError) in try store(bytes[...], at: index, in: file) }
         }
@@ -390,24 +350,16 @@ package final class IncomingFile {
 
     // MARK: - Finishing
 
-    /// Ends the transfer: every chunk must be present. The partial is first
-    /// renamed to a private `.staged` name (so no other transfer writes to it
-    /// again), then checked against `fileHash` — a mismatch means the peer
-    /// sent bytes other than its chunk hashes promised, or a chunk list that
-    /// disagrees with its file hash; either way the file is deleted. All of
-    /// it under the partial's lock: a write of another transfer of this
-    /// content either lands before the rename (and is read back, the partial
-    /// being shared) or finds the partial gone.
+    /// Ends the transfer: every chunk must be present. The partial is renamed to
+    /// a private `.staged` name (so no other transfer writes to it again) and
+    /// must still be our inode, of the manifest's size. Nothing is read back:
+    /// every chunk in it was verified before it was written, and the chunk list
+    /// is the file hash (see the type's doc). All of it under the partial's lock:
+    /// a write of another transfer of this content either lands before the rename
+    /// or finds the partial gone.
     ///
-    /// The file hash was computed while the chunks were written in order;
-    /// only a tail that arrived out of order, was resumed or was copied before
-    /// its predecessors is read back (from the page cache). That shortcut
-    /// holds only for a partial this object created and nobody else opened:
-    /// another transfer's manifest may claim the same file hash with a
-    /// different size or chunk list, and cut or overwrite the partial. Any
-    /// other partial is read back whole. Either way this proves the bytes
-    /// written form the announced file, not that the disk kept them: the
-    /// installer fsyncs each copy before it renames it into place.
+    /// This proves the bytes written form the announced file, not that the disk
+    /// kept them: the installer fsyncs each copy before it renames it into place.
     package func verify() throws(ReceiveError) -> StagedFile {
         guard !isFinished else { throw .alreadyFinished(fileHash: manifest.fileHash) }
         guard present.isComplete else {
@@ -439,55 +391,23 @@ package final class IncomingFile {
             }
             guard outcome == .renamed else { throw .system(SystemError("rename", path: display, errno: EEXIST)) }
         }
-        let staged = StagedFile(fileHash: manifest.fileHash, size: manifest.size, chunkListVerified: everyChunkVerified,
+        let staged = StagedFile(fileHash: manifest.fileHash, size: manifest.size,
                                 embeddedIdentifier: embeddedIdentifier, staging: staging, name: stagedName, identity: identity)
-        /// On an I/O error, give the verified chunks back to the next attempt.
-        func restorePartial() {
-            guard directStagedName == nil else {
-                unlinkat(directory.rawValue, stagedName, 0)  // one chunk: nothing worth keeping
-                return
-            }
-            _ = try? NoReplaceRename.rename(stagedName, in: directory, to: partialName, in: directory, what: display)
-        }
-        let shared = isShared(state)
-        let readBack: (size: UInt64, hash: Hash256)
-        do {
-            readBack = try ReceiveError.system { () throws(SystemError) in
+        var size = manifest.size
+        // Staged directly under a name nobody else can open, and written whole (most files of a
+        // photo library): nothing to look up. The installer checks, right after its rename, that
+        // the name led to this very file, of this size.
+        if directStagedName == nil {
+            do throws(ReceiveError) {
+                let status = try ReceiveError.system { () throws(SystemError) in try directory.statusOfEntry(named: stagedName, staged.displayPath) }
                 // What the name led to when we renamed it must still be our partial.
-                func checkIdentity(_ status: FileStatus?) throws(SystemError) -> FileStatus {
-                    guard let status, identity.isSame(as: status) else { throw SystemError("rename", path: display, errno: ESTALE) }
-                    return status
-                }
-                if shared {
-                    fileHasher = Blake2b()
-                    hashedChunkCount = 0
-                }
-                let tailStart = offsets[hashedChunkCount]
-                // Staged directly under a name nobody else can open, written whole and hashed on
-                // the way in (most files of a photo library): nothing to look up. The installer
-                // checks, right after its rename, that the name led to this very file, of this size.
-                if directStagedName != nil, !shared, tailStart == manifest.size {
-                    return (manifest.size, fileHasher.finalizeHashAndReset())
-                }
-                var status = try checkIdentity(directory.statusOfEntry(named: stagedName, staged.displayPath))
-                // The usual case — a partial of our own, hashed as its chunks came in order — needs
-                // no read, and no descriptor at all.
-                guard shared || tailStart < status.size else { return (status.size, fileHasher.finalizeHashAndReset()) }
-                let fd = openat(directory.rawValue, stagedName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-                guard fd >= 0 else { throw SystemError.current("open", path: staged.displayPath) }
-                let file = OwnedDescriptor(taking: fd)
-                status = try checkIdentity(file.status(staged.displayPath))
-                if tailStart < status.size {
-                    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
-                    defer { buffer.deallocate() }
-                    // `false` only if the file shrank under us: the size check below refuses it.
-                    _ = try file.feed(&fileHasher, from: tailStart, length: status.size - tailStart, buffer: buffer, staged.displayPath)
-                }
-                return (status.size, fileHasher.finalizeHashAndReset())
+                guard let status, identity.isSame(as: status) else { throw ReceiveError.system(SystemError("rename", path: display, errno: ESTALE)) }
+                size = status.size
+            } catch {
+                // Give the verified chunks back to the next attempt.
+                _ = try? NoReplaceRename.rename(stagedName, in: directory, to: partialName, in: directory, what: display)
+                throw error
             }
-        } catch {
-            restorePartial()
-            throw error
         }
         isFinished = true
         if directStagedName == nil {
@@ -495,10 +415,10 @@ package final class IncomingFile {
             state.generation += 1
             state.exclusive = false
         }
-        guard readBack.hash == manifest.fileHash, readBack.size == manifest.size else {
+        guard size == manifest.size else {
             try? staged.discard()
             testHookInFinish?()
-            throw .fileHashMismatch(expected: manifest.fileHash, actual: readBack.hash)
+            throw .stagedFileWrongSize(fileHash: manifest.fileHash, size: size, expected: manifest.size)
         }
         testHookInFinish?()
         return staged
@@ -530,10 +450,6 @@ package final class IncomingFile {
             // Sniffed first: most small files (sidecars, documents) are no container worth copying to parse.
             let format = MediaContainerFormat.sniff(Array(bytes.prefix(MediaContainerFormat.sniffLength)))
             embeddedIdentifier = .known(format.flatMap { try? AppleContentIdentifierReader.contentIdentifier(in: Array(bytes), format: $0) })
-        }
-        if index == hashedChunkCount {
-            bytes.withUnsafeBytes { fileHasher.update($0) }
-            hashedChunkCount += 1
         }
     }
 

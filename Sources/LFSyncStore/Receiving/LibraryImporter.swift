@@ -323,9 +323,9 @@ package final class LibraryImporter: Sendable {
                 manifest.modificationTimeNs = status.modificationTimeNs
                 let identifier = stagedFile.embeddedIdentifier.forFile(
                     atPath: path.string, readingIfUnknown: self.directory.rootPath + "/" + path.string)
-                // The bytes were verified against the file hash before they were renamed in.
+                // Every chunk was verified against the chunk list before the file was renamed in.
                 records.append(IndexedFile(manifest: manifest, inode: status.inode, contentIdentifier: identifier,
-                                           changeTimeNs: status.changeTimeNs, chunkListVerified: stagedFile.chunkListVerified))
+                                           changeTimeNs: status.changeTimeNs))
             }
         }
         try? chunkIndex?.recordAll(records)

@@ -221,7 +221,7 @@ package struct LibraryInstaller: Sendable {
         return try ReceiveError.system { () throws(SystemError) in
             let status = try file.status(display)
             guard status.kind == .regular, status.size == staged.size else { return false }
-            return try file.hash(from: 0, length: status.size, display) == staged.fileHash
+            return try staged.hasSameBytes(as: file, display)
         }
     }
 

@@ -21,8 +21,9 @@ package enum ReceiveError: Error, Equatable, Sendable, CustomStringConvertible {
     case chunkHashMismatch(index: Int)
     /// `verify()` was called before every chunk was verified.
     case missingChunks(fileHash: Hash256, missing: Int)
-    /// All chunks verified but the whole file did not: the partial was deleted.
-    case fileHashMismatch(expected: Hash256, actual: Hash256)
+    /// Every chunk was verified, but the staged file is not the manifest's size (cut
+    /// short or grown by something outside lfsync): it was deleted.
+    case stagedFileWrongSize(fileHash: Hash256, size: UInt64, expected: UInt64)
     /// Another transfer of the same content finished and took the shared
     /// partial (see `StagingArea`); open the file again to continue.
     case partialTaken(fileHash: Hash256)
@@ -58,8 +59,8 @@ package enum ReceiveError: Error, Equatable, Sendable, CustomStringConvertible {
             "chunk \(index) is \(actual) bytes, the manifest says \(expected)"
         case let .chunkHashMismatch(index): "chunk \(index) does not match its hash; discarded"
         case let .missingChunks(hash, missing): "file \(hash.shortHex) still lacks \(missing) chunk(s)"
-        case let .fileHashMismatch(expected, actual):
-            "file content hashes to \(actual.shortHex), expected \(expected.shortHex); the partial file was deleted"
+        case let .stagedFileWrongSize(hash, size, expected):
+            "the staged file \(hash.shortHex) is \(size) bytes, not \(expected); it was deleted"
         case let .partialTaken(hash): "the partial file \(hash.shortHex) was completed by another transfer; reopen it"
         case let .alreadyFinished(hash): "file \(hash.shortHex) is already finished"
         case let .stagedFileMissing(hash): "the staged file \(hash.shortHex) is no longer in the staging area"

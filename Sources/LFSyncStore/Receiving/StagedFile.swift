@@ -15,9 +15,6 @@ import LFSyncSystem
 package struct StagedFile: Sendable, CustomStringConvertible {
     package let fileHash: Hash256
     package let size: UInt64
-    /// False when the bytes were proven by the file hash alone, so the chunk
-    /// list they came with is the peer's word (see `IncomingFile.everyChunkVerified`).
-    package let chunkListVerified: Bool
     /// See `EmbeddedIdentifier`.
     package let embeddedIdentifier: EmbeddedIdentifier
     package let staging: StagingArea
@@ -28,17 +25,16 @@ package struct StagedFile: Sendable, CustomStringConvertible {
     /// checks after it that the name led to this very file.
     let identity: FileIdentity?
 
-    package init(fileHash: Hash256, size: UInt64, chunkListVerified: Bool = true, embeddedIdentifier: EmbeddedIdentifier = .unknown,
+    package init(fileHash: Hash256, size: UInt64, embeddedIdentifier: EmbeddedIdentifier = .unknown,
          staging: StagingArea, name: String) {
-        self.init(fileHash: fileHash, size: size, chunkListVerified: chunkListVerified, embeddedIdentifier: embeddedIdentifier,
+        self.init(fileHash: fileHash, size: size, embeddedIdentifier: embeddedIdentifier,
                   staging: staging, name: name, identity: nil)
     }
 
-    init(fileHash: Hash256, size: UInt64, chunkListVerified: Bool, embeddedIdentifier: EmbeddedIdentifier,
+    init(fileHash: Hash256, size: UInt64, embeddedIdentifier: EmbeddedIdentifier,
          staging: StagingArea, name: String, identity: FileIdentity?) {
         self.fileHash = fileHash
         self.size = size
-        self.chunkListVerified = chunkListVerified
         self.embeddedIdentifier = embeddedIdentifier
         self.staging = staging
         self.name = name
@@ -69,7 +65,7 @@ package struct StagedFile: Sendable, CustomStringConvertible {
     package func duplicate() throws(ReceiveError) -> StagedFile {
         let directory = staging.directory
         let copyName = staging.stagedName(for: fileHash)
-        let copy = StagedFile(fileHash: fileHash, size: size, chunkListVerified: chunkListVerified,
+        let copy = StagedFile(fileHash: fileHash, size: size,
                               embeddedIdentifier: embeddedIdentifier, staging: staging, name: copyName)
         try ReceiveError.system { () throws(SystemError) in
             let source = try open(name, flags: O_RDONLY, displayPath)
@@ -108,6 +104,30 @@ package struct StagedFile: Sendable, CustomStringConvertible {
                 }
             }
         }
+    }
+
+    /// Whether `other`, open for reading, holds exactly this staged file's bytes: compared
+    /// byte for byte, so the answer does not depend on how either was cut into chunks.
+    package func hasSameBytes(as other: OwnedDescriptor, _ what: String) throws(SystemError) -> Bool {
+        let mine = try open(name, flags: O_RDONLY, displayPath)
+        let bufferSize = Int(min(size, 1 << 20))
+        guard bufferSize > 0 else { return true }
+        let ours = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 16)
+        let theirs = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 16)
+        defer {
+            ours.deallocate()
+            theirs.deallocate()
+        }
+        var offset: UInt64 = 0
+        while offset < size {
+            let want = Int(min(UInt64(bufferSize), size - offset))
+            let got = try mine.read(into: UnsafeMutableRawBufferPointer(rebasing: ours[0..<want]), at: offset, displayPath)
+            guard got == want, try other.read(into: UnsafeMutableRawBufferPointer(rebasing: theirs[0..<want]), at: offset, what) == want,
+                  UnsafeRawBufferPointer(rebasing: ours[0..<want]).elementsEqual(UnsafeRawBufferPointer(rebasing: theirs[0..<want]))
+            else { return false }
+            offset += UInt64(want)
+        }
+        return true
     }
 
     private func open(_ name: String, flags: Int32, _ what: String) throws(SystemError) -> OwnedDescriptor {

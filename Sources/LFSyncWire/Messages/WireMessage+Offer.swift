@@ -4,7 +4,7 @@ import LFSyncSystem
 
 extension WireMessage {
     /// "I would like to send you these assets": each asset's content once —
-    /// roles, sizes, file hashes and chunk lists, so the receiver can work out
+    /// roles, sizes and chunk lists (a file's hash is made from its chunk list), so the receiver can work out
     /// which chunks it already has anywhere — and every path it should stand at.
     ///
     /// A push of any size travels as a sequence of offers under one consent
@@ -147,7 +147,7 @@ extension PlacedAsset {
     /// u16 file count, one chunkless file (u8 role, u64 size, 32-byte hash,
     /// u32 chunk count), u32 placement count, one placement of it (u16 empty
     /// path, i64 mtime, u16 mode).
-    package static let minimumWireLength = 2 + (1 + 8 + 32 + 4) + 4 + placedFileMinimumLength
+    package static let minimumWireLength = 2 + (1 + 8 + 4) + 4 + placedFileMinimumLength
 
     /// A PlacedFile with an empty path: u16 length, i64 mtime, u16 mode.
     package static let placedFileMinimumLength = 2 + 8 + 2
@@ -159,7 +159,7 @@ extension PlacedAsset {
 
     /// The encoding's length without any placement: the files and the placement count.
     package var contentWireLength: Int {
-        files.reduce(2 + 4) { $0 + 1 + 8 + 32 + 4 + $1.manifest.chunks.count * 36 }
+        files.reduce(2 + 4) { $0 + 1 + 8 + 4 + $1.manifest.chunks.count * 36 }
     }
 
     /// What one placement adds to the encoding.
@@ -176,7 +176,6 @@ extension PlacedAsset {
         for file in files {
             writer.write(file.role.rawValue)
             writer.write(file.manifest.size)
-            writer.write(file.manifest.fileHash)
             writer.write(UInt32(file.manifest.chunks.count))
             for chunk in file.manifest.chunks {
                 writer.write(chunk.length)
@@ -209,8 +208,9 @@ extension PlacedAsset {
             let rawRole = try reader.readUInt8()
             guard let role = FileRole(rawValue: rawRole) else { throw .invalidValue("file role \(rawRole)") }
             let size = try reader.readUInt64()
-            let fileHash = try reader.readHash()
             let chunks = try FileManifest.readChunkList(from: &reader, size: size)
+            // Not on the wire: made here from the chunk list, as the sender made it.
+            let fileHash = ContentHash.file(chunks: chunks)
             if let previous = contents.last {
                 guard (previous.role.rawValue, previous.fileHash) <= (role.rawValue, fileHash) else {
                     throw .invalidValue("files not in canonical order (role, then file hash)")
@@ -249,7 +249,7 @@ extension PlacedAsset {
                 }
                 files.append(Asset.File(role: content.role, manifest: FileManifest(
                     path: path, size: content.size, modificationTimeNs: modificationTimeNs,
-                    fileHash: content.fileHash, chunks: content.chunks, permissions: UInt32(mode))))
+                    derivedFileHash: content.fileHash, chunks: content.chunks, permissions: UInt32(mode))))
             }
             placements.append(Asset(canonicallyOrdered: files, contentID: contentID))
         }

@@ -46,7 +46,7 @@ final class ChunkWriteQueue: Sendable {
     ) {
         queuedBytes.add(bytes.count, ordering: .relaxed)
         thread.async {
-            let result = Result { () throws(ReceiveError) in try file.value.writeReceived(chunkAt: index, bytes: bytes) }
+            let result = Result { () throws(ReceiveError) in try file.value.write(chunkAt: index, bytes: bytes) }
             var verified: Result<StagedFile, ReceiveError>?
             if case .success = result, file.value.manifest.chunks.count == 1 {
                 verified = Result { () throws(ReceiveError) in try file.value.verify() }

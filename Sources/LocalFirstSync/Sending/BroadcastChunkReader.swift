@@ -259,7 +259,7 @@ actor BroadcastChunkReader {
         guard bytes.count == Int(chunk.length) else { return read }
         if settled == nil || (try? handle.status()) != settled {
             read.hashed = true
-            guard Blake2b.hash(bytes) == chunk.hash else { return read }
+            guard ContentHash.chunk(bytes) == chunk.hash else { return read }
         }
         let payload = MediaType(path: file.path.string).isAlreadyCompressed ? ChunkPayload.raw(bytes) : ChunkPayload.encode(raw: bytes, using: compressor)
         var prepared = PreparedChunk(payload: payload)

@@ -151,7 +151,7 @@ import Testing
             #expect(third.statistics.files == first.statistics.files - 1)
             #expect(try index.chunkIndex.indexedFiles()["Documents/recipes.pdf"] == nil)
             let notes = try #require(third.assets.first { $0.files[0].manifest.path == "Documents/notes.txt" })
-            #expect(notes.files[0].manifest.fileHash == Blake2b.hash(Array("Buy more film.\n".utf8)))
+            #expect(notes.files[0].manifest.fileHash == SpecHashes.file(Array("Buy more film.\n".utf8)))
             let chunk = notes.files[0].manifest.chunks[0]
             #expect(try index.chunkIndex.locations(of: chunk.hash).map(\.path) == ["Documents/notes.txt"])
 
@@ -179,7 +179,7 @@ import Testing
             try TestSupport.overwriteKeepingMtime(photo, with: edited)
             let second = try await scan(library, index: index)
             #expect(second.statistics.filesHashed == 1)
-            #expect(second.assets.first?.files[0].manifest.fileHash == Blake2b.hash(edited))
+            #expect(second.assets.first?.files[0].manifest.fileHash == SpecHashes.file(edited))
             #expect(second.assets.first?.files[0].manifest.modificationTimeNs == first.assets.first?.files[0].manifest.modificationTimeNs)
         }
     }
@@ -237,7 +237,7 @@ import Testing
             try TestSupport.write(data, to: root.appendingPathComponent("big.bin"))
             let result = try await scan(root)
             let manifest = try #require(result.assets.first?.files.first?.manifest)
-            #expect(manifest.fileHash == Blake2b.hash(data))
+            #expect(manifest.fileHash == SpecHashes.file(data))
             #expect(manifest.chunks.map { Int($0.length) } == FastCDC.chunkLengths(of: data))
             #expect(manifest.size == 3_000_000)
             // The encoding round-trips and a corrupted one is rejected.

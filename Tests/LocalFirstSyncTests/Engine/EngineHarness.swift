@@ -68,7 +68,7 @@ enum EngineHarness {
             let manifest = file.manifest
             missing += manifest.size
             if let data = FileManager.default.contents(atPath: library.appendingPathComponent(manifest.path.string).path),
-               Blake2b.hash(Array(data)) == manifest.fileHash {
+               SpecHashes.file(Array(data)) == manifest.fileHash {
                 missing -= manifest.size
                 continue
             }
@@ -78,7 +78,7 @@ enum EngineHarness {
             var offset = 0
             for chunk in manifest.chunks {
                 let end = offset + Int(chunk.length)
-                if end <= bytes.count, Blake2b.hash(Array(bytes[offset..<end])) == chunk.hash { missing -= UInt64(chunk.length) }
+                if end <= bytes.count, SpecHashes.chunk(bytes[offset..<end]) == chunk.hash { missing -= UInt64(chunk.length) }
                 offset = end
             }
         }

@@ -293,11 +293,11 @@ import Testing
         }
     }
 
-    /// A received file's bytes are proven by its file hash, its chunk list only by the
-    /// sender's word: the receiver's scan cache says so, the file still counts as in place
-    /// (a repeat push moves nothing, a rescan reads nothing), but it is never "settled", so
-    /// sending it on checks every chunk against that list.
-    @Test func receivedChunkListsAreCheckedBeforeTheyTravelOn() async throws {
+    /// Every chunk of a received file is checked against its hash on the way in, and its
+    /// file hash is its chunk list's: the receiver's scan cache vouches for the file as its
+    /// own scan would (a repeat push moves nothing, a rescan reads nothing), and the file is
+    /// "settled", so sending it on needs no second hash of its chunks.
+    @Test func receivedFilesAreVerifiedChunkByChunkAndTravelOnAsTheirOwn() async throws {
         try await TestSupport.withTemporaryDirectory { root in
             let (laptop, receivers) = try await Self.household(root, receivers: 1)
             let nas = receivers[0]
@@ -308,7 +308,8 @@ import Testing
             let paths = assets.flatMap { $0.files.map(\.manifest.path) }
             for path in paths {
                 let entry = try #require(try nas.scanCache.entry(path: path), "no scan cache row for \(path)")
-                #expect(!entry.chunkListVerified, "\(path): its chunk list was not checked on the way in")
+                let sent = try #require(assets.lazy.flatMap(\.files).first { $0.manifest.path == path })
+                #expect(entry.manifest.chunks == sent.manifest.chunks && entry.manifest.fileHash == sent.manifest.fileHash)
             }
             let again = try #require(await laptop.sync.send(assets, from: laptop.library).waitUntilCompleted().first)
             #expect(again.assetsStored == assets.count)
@@ -317,7 +318,7 @@ import Testing
             try await TestSupport.waitForFilesToSettle()
             let scan = try await LibraryScanner(root: nas.library, cache: nas.scanCache, chunkIndex: nas.chunkIndex).scan()
             #expect(scan.statistics.filesHashed == 0)
-            #expect(scan.settledStatus.isEmpty, "settled: \(scan.settledStatus.paths)")
+            #expect(Set(scan.settledStatus.paths) == Set(paths), "settled: \(scan.settledStatus.paths)")
             let expected = Set(assets.map(\.contentID))
             #expect(Set(scan.assets.map(\.contentID)) == expected)
         }

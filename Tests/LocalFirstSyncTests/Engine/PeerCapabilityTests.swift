@@ -44,7 +44,7 @@ import Testing
                 try await channel.send(EngineHarness.acceptingEverything(offer))
             case let .chunk(chunk):
                 let expected = hashes[chunk.contentID]?[Int(chunk.fileIndex)][Int(chunk.chunkIndex)]
-                let matches = (try? chunk.payload.decoded()).map { Blake2b.hash(Array($0)) == expected } ?? false
+                let matches = (try? chunk.payload.decoded()).map { SpecHashes.chunk(Array($0)) == expected } ?? false
                 seen.state.withLock { state in
                     state.encodings.append(chunk.payload.encodingByte)
                     if !matches { state.chunksNotMatchingTheirHash += 1 }

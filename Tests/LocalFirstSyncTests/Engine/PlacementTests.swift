@@ -120,7 +120,7 @@ import Glibc
                 let bytes = ReceivingFixtures.data(2_000, seed: UInt64(index))
                 let manifest = ReceivingFixtures.manifest(bytes, chunkLengths: [1_000, 1_000])
                 let file = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
-                try file.writeReceived(chunkAt: 0, bytes: ReceivingFixtures.chunk(0, of: bytes, manifest))
+                try file.write(chunkAt: 0, bytes: ReceivingFixtures.chunk(0, of: bytes, manifest))
                 files.append(file)
             }
             #expect(Self.openDescriptors(under: setup.stagingURL) == 0, "400 half-received files, no descriptor kept")

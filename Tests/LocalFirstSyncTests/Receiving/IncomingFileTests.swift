@@ -219,25 +219,28 @@ struct IncomingFileTests {
         }
     }
 
-    @Test func badWholeFileHashDeletesThePartial() async throws {
+    /// A partial cut short after every chunk landed (something outside lfsync, or a disk that
+    /// lost a write) is refused at the finish and deleted: nothing reads it back, but its size
+    /// is checked.
+    @Test func aPartialCutShortIsRefusedAndDeleted() async throws {
         try await TestSupport.withTemporaryDirectory { root in
             let setup = try F.setUp(in: root)
             let bytes = F.data(3000, seed: 20)
-            var manifest = F.manifest(bytes, chunkLengths: [1000, 2000])
-            let actual = manifest.fileHash
-            manifest.fileHash = Blake2b.hash([1, 2, 3])
+            let manifest = F.manifest(bytes, chunkLengths: [1000, 2000])
             let file = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
             try file.write(chunkAt: 0, bytes: F.chunk(0, of: bytes, manifest))
             try file.write(chunkAt: 1, bytes: F.chunk(1, of: bytes, manifest))
-            #expect(throws: ReceiveError.fileHashMismatch(expected: manifest.fileHash, actual: actual)) { _ = try file.verify() }
+            let partial = setup.stagingURL.appendingPathComponent(manifest.fileHash.hex + ".partial")
+            #expect(truncate(partial.path, 2500) == 0)
+            #expect(throws: ReceiveError.stagedFileWrongSize(fileHash: manifest.fileHash, size: 2500, expected: 3000)) { _ = try file.verify() }
             #expect(F.contents(of: setup.stagingURL).isEmpty)
             #expect(throws: ReceiveError.alreadyFinished(fileHash: manifest.fileHash)) { try file.write(chunkAt: 0, bytes: F.chunk(0, of: bytes, manifest)) }
         }
     }
 
-    /// The engine's way in hashes each received byte once: a forged chunk of a partial nobody
-    /// else has open is written, and `verify()` refuses the file and deletes every byte of it.
-    @Test func forgedReceivedChunkIsCaughtByTheFileHashAndNothingIsInstalled() async throws {
+    /// Each received byte is hashed once, as it arrives: a forged chunk is refused before
+    /// any of it reaches the disk, and the file lands only with the real one.
+    @Test func aForgedChunkIsRefusedBeforeItIsWritten() async throws {
         try await TestSupport.withTemporaryDirectory { root in
             let setup = try F.setUp(in: root)
             let bytes = F.data(12_000, seed: 30)
@@ -245,37 +248,43 @@ struct IncomingFileTests {
             let file = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
             var forged = F.chunk(1, of: bytes, manifest)
             forged[7] ^= 0x80
-            try file.writeReceived(chunkAt: 0, bytes: F.chunk(0, of: bytes, manifest))
-            try file.writeReceived(chunkAt: 1, bytes: forged)
-            try file.writeReceived(chunkAt: 2, bytes: F.chunk(2, of: bytes, manifest))
+            #expect(throws: ReceiveError.chunkHashMismatch(index: 1)) { try file.write(chunkAt: 1, bytes: forged) }
+            #expect(F.contents(of: setup.stagingURL).isEmpty, "not even a partial was created for it")
+            try file.write(chunkAt: 0, bytes: F.chunk(0, of: bytes, manifest))
+            #expect(throws: ReceiveError.chunkHashMismatch(index: 1)) { try file.write(chunkAt: 1, bytes: forged) }
             #expect(throws: ReceiveError.chunkLengthMismatch(index: 2, expected: 4000, actual: 3999)) {
-                try file.writeReceived(chunkAt: 2, bytes: Array(forged.dropLast()))
+                try file.write(chunkAt: 2, bytes: Array(forged.dropLast()))
             }
-            let received = bytes[0..<4000] + forged + bytes[8000...]
-            #expect(throws: ReceiveError.fileHashMismatch(expected: manifest.fileHash, actual: Blake2b.hash(Array(received)))) {
-                _ = try file.verify()
-            }
-            #expect(F.contents(of: setup.stagingURL).isEmpty, "the refused file is deleted")
-            #expect(F.contents(of: setup.library).filter { !$0.hasPrefix(".lfsync") }.isEmpty)
+            let partial = setup.stagingURL.appendingPathComponent(manifest.fileHash.hex + ".partial")
+            #expect(try F.read(partial).count == 4000, "only the verified chunk 0 was written")
+            #expect(throws: ReceiveError.missingChunks(fileHash: manifest.fileHash, missing: 2)) { _ = try file.verify() }
+            try file.write(chunkAt: 1, bytes: F.chunk(1, of: bytes, manifest))
+            try file.write(chunkAt: 2, bytes: F.chunk(2, of: bytes, manifest))
+            try F.installAndCheck(try file.verify(), bytes, at: "IMG_0001.HEIC", in: setup)
         }
     }
 
-    /// A forged chunk left behind by an interrupted transfer is never trusted: the next
-    /// transfer re-hashes the partial and asks for that chunk again.
-    @Test func forgedReceivedChunkLeftByAnInterruptionIsFetchedAgain() async throws {
+    /// A chunk damaged on disk while a transfer was interrupted (a torn write, a bad sector)
+    /// is never trusted: the next transfer re-hashes the partial and asks for it again.
+    @Test func aChunkDamagedInAnInterruptedPartialIsFetchedAgain() async throws {
         try await TestSupport.withTemporaryDirectory { root in
             let setup = try F.setUp(in: root)
             let bytes = F.data(12_000, seed: 31)
             let manifest = F.manifest(bytes, chunkLengths: [4000, 4000, 4000])
             do {
                 let interrupted = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
-                try interrupted.writeReceived(chunkAt: 0, bytes: F.chunk(0, of: bytes, manifest))
-                try interrupted.writeReceived(chunkAt: 1, bytes: F.data(4000, seed: 32))
+                try interrupted.write(chunkAt: 0, bytes: F.chunk(0, of: bytes, manifest))
+                try interrupted.write(chunkAt: 1, bytes: F.chunk(1, of: bytes, manifest))
             }
+            let partial = setup.stagingURL.appendingPathComponent(manifest.fileHash.hex + ".partial")
+            let handle = try FileHandle(forUpdating: partial)
+            try handle.seek(toOffset: 4100)
+            handle.write(Data([0xFF, 0x00, 0xFF]))
+            try handle.close()
             let resumed = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
             #expect(resumed.presentChunks.indices == [0])
-            try resumed.writeReceived(chunkAt: 1, bytes: F.chunk(1, of: bytes, manifest))
-            try resumed.writeReceived(chunkAt: 2, bytes: F.chunk(2, of: bytes, manifest))
+            try resumed.write(chunkAt: 1, bytes: F.chunk(1, of: bytes, manifest))
+            try resumed.write(chunkAt: 2, bytes: F.chunk(2, of: bytes, manifest))
             let staged = try resumed.verify()
             _ = try setup.installer.install([(staged, try F.path("resumed.bin"))])
             #expect(try F.read(setup.library.appendingPathComponent("resumed.bin")) == bytes)
@@ -291,28 +300,25 @@ struct IncomingFileTests {
             let setup = try F.setUp(in: root)
             let (bytes, manifest) = F.threeChunks(seed: 33)
             let creator = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
-            try creator.writeReceived(chunkAt: 0, bytes: F.chunk(0, of: bytes, manifest))
+            try creator.write(chunkAt: 0, bytes: F.chunk(0, of: bytes, manifest))
             let opener = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
             #expect(opener.presentChunks.indices == [0])
             #expect(try F.status(setup.stagingURL.appendingPathComponent(manifest.fileHash.hex + ".partial")).permissions == 0o600)
             let garbage = F.data(4000, seed: 34)
-            #expect(throws: ReceiveError.chunkHashMismatch(index: 1)) { try creator.writeReceived(chunkAt: 1, bytes: garbage) }
-            #expect(throws: ReceiveError.chunkHashMismatch(index: 2)) { try opener.writeReceived(chunkAt: 2, bytes: garbage) }
-            try opener.writeReceived(chunkAt: 1, bytes: F.chunk(1, of: bytes, manifest))
-            try opener.writeReceived(chunkAt: 2, bytes: F.chunk(2, of: bytes, manifest))
+            #expect(throws: ReceiveError.chunkHashMismatch(index: 1)) { try creator.write(chunkAt: 1, bytes: garbage) }
+            #expect(throws: ReceiveError.chunkHashMismatch(index: 2)) { try opener.write(chunkAt: 2, bytes: garbage) }
+            try opener.write(chunkAt: 1, bytes: F.chunk(1, of: bytes, manifest))
+            try opener.write(chunkAt: 2, bytes: F.chunk(2, of: bytes, manifest))
             let staged = try opener.verify()
             _ = try setup.installer.install([(staged, try F.path("shared.bin"))])
             #expect(try F.read(setup.library.appendingPathComponent("shared.bin")) == bytes)
         }
     }
 
-    /// A manifest claiming the same file hash with another size or chunk list opens the same
-    /// partial. It may cut it or overwrite hashed bytes with bytes that pass *its* chunk hashes:
-    /// the first transfer must not trust the file hash it computed on the way in. That it was
-    /// shared is lfsync's own record, not the file's mode: a file system that drops or rewrites
-    /// mode bits (or a chmod) changes nothing.
-    @Test(arguments: [true, false], [nil, 0o600, 0o644, 0o1600] as [Int?])
-    func lyingManifestSharingThePartialCannotSlipAWrongFileThrough(truncate: Bool, chmod mode: Int?) async throws {
+    /// A file hash is made from the chunk list, so a manifest cannot claim another's: one that
+    /// cuts the same bytes differently, or puts other bytes in one chunk, names another partial,
+    /// and the honest transfer finishes untouched by it.
+    @Test func anotherChunkListIsAnotherFileHashAndAnotherPartial() async throws {
         try await TestSupport.withTemporaryDirectory { root in
             let setup = try F.setUp(in: root)
             let bytes = F.data(12_000, seed: 99)
@@ -320,50 +326,17 @@ struct IncomingFileTests {
             let honest = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
             try honest.write(chunkAt: 0, bytes: F.chunk(0, of: bytes, manifest))
             try honest.write(chunkAt: 1, bytes: F.chunk(1, of: bytes, manifest))
-            let garbage = F.data(8000, seed: 1234)
-            // Two chunks: a one-chunk manifest never opens a partial (see `IncomingFile.prepare`).
-            let lie = truncate
-                ? FileManifest(path: "lie", size: 2, modificationTimeNs: 0, fileHash: manifest.fileHash,
-                               chunks: [ChunkRef(length: 1, hash: Blake2b.hash([7])), ChunkRef(length: 1, hash: Blake2b.hash([8]))])
-                : FileManifest(path: "lie", size: 12_000, modificationTimeNs: 0, fileHash: manifest.fileHash,
-                               chunks: [ChunkRef(length: 8000, hash: Blake2b.hash(garbage)),
-                                        ChunkRef(length: 4000, hash: manifest.chunks[2].hash)])
-            let liar = try IncomingFile.prepare(in: setup.staging, manifest: lie)
-            if !truncate { try liar.write(chunkAt: 0, bytes: garbage) }
-            if let mode {
-                let partial = setup.stagingURL.appendingPathComponent(manifest.fileHash.hex + ".partial")
-                try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: partial.path)
+            let garbage = F.data(4000, seed: 1234)
+            let recut = F.manifest(bytes, chunkLengths: [8000, 4000], path: "lie")
+            let swapped = F.manifest(Array(bytes[0..<8000]) + garbage, chunkLengths: [4000, 4000, 4000], path: "lie")
+            for (lie, last) in [(recut, F.chunk(1, of: bytes, recut)), (swapped, garbage)] {
+                #expect(lie.fileHash != manifest.fileHash)
+                let liar = try IncomingFile.prepare(in: setup.staging, manifest: lie)
+                #expect(liar.presentChunks.count == 0, "it did not adopt the honest partial")
+                try liar.write(chunkAt: lie.chunks.count - 1, bytes: last)
             }
             try honest.write(chunkAt: 2, bytes: F.chunk(2, of: bytes, manifest))
-            #expect(throws: ReceiveError.self) { _ = try honest.verify() }
-            #expect(F.contents(of: setup.library).filter { !$0.hasPrefix(".lfsync") }.isEmpty)
-        }
-    }
-
-    /// A one-chunk manifest claiming a partial's file hash leaves the partial alone: it is
-    /// staged under a private name of its own, and the honest transfer finishes untouched.
-    @Test func aOneChunkManifestNeverOpensAPartial() async throws {
-        try await TestSupport.withTemporaryDirectory { root in
-            let setup = try F.setUp(in: root)
-            let bytes = F.data(12_000, seed: 98)
-            let manifest = F.manifest(bytes, chunkLengths: [4000, 4000, 4000])
-            let honest = try IncomingFile.prepare(in: setup.staging, manifest: manifest)
-            try honest.write(chunkAt: 0, bytes: F.chunk(0, of: bytes, manifest))
-            let partial = setup.stagingURL.appendingPathComponent(manifest.fileHash.hex + ".partial")
-            let sizeBefore = try #require(try FileManager.default.attributesOfItem(atPath: partial.path)[.size] as? Int)
-            let lie = FileManifest(path: "lie", size: 1, modificationTimeNs: 0, fileHash: manifest.fileHash,
-                                   chunks: [ChunkRef(length: 1, hash: Blake2b.hash([7]))])
-            let liar = try IncomingFile.prepare(in: setup.staging, manifest: lie)
-            #expect(liar.presentChunks.count == 0)
-            #expect(!liar.createdPartial)
-            try liar.write(chunkAt: 0, bytes: [7])
-            #expect(throws: ReceiveError.self) { _ = try liar.verify() }
-            #expect(try FileManager.default.attributesOfItem(atPath: partial.path)[.size] as? Int == sizeBefore)
-            try honest.write(chunkAt: 1, bytes: F.chunk(1, of: bytes, manifest))
-            try honest.write(chunkAt: 2, bytes: F.chunk(2, of: bytes, manifest))
-            let staged = try honest.verify()
-            _ = try setup.installer.install([(staged, try F.path("honest.bin"))])
-            #expect(try F.read(setup.library.appendingPathComponent("honest.bin")) == bytes)
+            try F.installAndCheck(try honest.verify(), bytes, at: "honest.bin", in: setup)
         }
     }
 

@@ -22,12 +22,12 @@ enum ReceivingFixtures {
         var chunks: [ChunkRef] = []
         var offset = 0
         for length in chunkLengths {
-            chunks.append(ChunkRef(length: UInt32(length), hash: Blake2b.hash(Array(bytes[offset..<offset + length]))))
+            chunks.append(ChunkRef(length: UInt32(length), hash: ContentHash.chunk(bytes[offset..<offset + length])))
             offset += length
         }
         precondition(offset == bytes.count, "chunk lengths must cover the bytes")
         return FileManifest(
-            path: RelativePath(path), size: UInt64(bytes.count), modificationTimeNs: mtimeNs, fileHash: Blake2b.hash(bytes), chunks: chunks)
+            path: RelativePath(path), size: UInt64(bytes.count), modificationTimeNs: mtimeNs, chunks: chunks)
     }
 
     /// 12,000 seeded bytes in three chunks of 4,000, and their manifest.

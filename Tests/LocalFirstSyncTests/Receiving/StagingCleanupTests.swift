@@ -54,7 +54,7 @@ struct StagingCleanupTests {
     /// Receives the chunk `leavePartial` did not write, finishes, installs at `name` and
     /// checks the library has exactly the file.
     static func complete(_ file: IncomingFile, _ left: Left, as name: String, in setup: F.Setup) throws {
-        try file.writeReceived(chunkAt: 1, bytes: F.chunk(1, of: left.bytes, left.manifest))
+        try file.write(chunkAt: 1, bytes: F.chunk(1, of: left.bytes, left.manifest))
         try F.installAndCheck(try file.verify(), left.bytes, at: name, in: setup)
     }
 

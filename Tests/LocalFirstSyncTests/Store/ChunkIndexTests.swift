@@ -34,7 +34,7 @@ struct ChunkIndexTests {
     @Test func offsetsFollowUnequalChunkLengths() throws {
         let index = try StateDatabase.inMemory().chunkIndex(forLibrary: "/l")
         let manifest = FileManifest(
-            path: "v.mov", size: 10 + 20 + 30, modificationTimeNs: 0, fileHash: StoreFixtures.hash(0),
+            path: "v.mov", size: 10 + 20 + 30, modificationTimeNs: 0,
             chunks: [ChunkRef(length: 10, hash: StoreFixtures.hash(1)), ChunkRef(length: 20, hash: StoreFixtures.hash(2)),
                      ChunkRef(length: 30, hash: StoreFixtures.hash(3))])
         try index.record(fileManifest: manifest, inode: 1)

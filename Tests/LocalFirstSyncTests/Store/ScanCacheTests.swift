@@ -147,7 +147,7 @@ struct ScanCacheTests {
         var cut = files[2].manifest.encoded()
         cut.removeLast(cut.count - 20)
         var future = files[3].manifest.encoded()
-        future[0] = 2
+        future[0] = FileManifest.encodingVersion + 1
         try state.database.withDatabase { db throws(SQLiteError) in
             let update = try db.prepare("UPDATE scan_cache SET manifest = ? WHERE path = ?")
             try update.execute([.blob(other), .text(files[0].path.string)])

@@ -21,7 +21,6 @@ enum StoreFixtures {
     ) -> FileManifest {
         let chunks = chunkSeeds.map { ChunkRef(length: chunkLength, hash: hash($0)) }
         return FileManifest(
-            path: RelativePath(path), size: UInt64(chunks.count) * UInt64(chunkLength), modificationTimeNs: mtimeNs,
-            fileHash: hash(chunkSeeds.reduce(17) { $0 &* 31 &+ $1 }), chunks: chunks)
+            path: RelativePath(path), size: UInt64(chunks.count) * UInt64(chunkLength), modificationTimeNs: mtimeNs, chunks: chunks)
     }
 }

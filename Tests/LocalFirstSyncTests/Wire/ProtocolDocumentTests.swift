@@ -147,7 +147,7 @@ import Testing
         }
         #expect(document.contains("\(FrameEncoder.maxPlaintextPerMessage)"))
         for heading in ["## Device ID", "## Framing", "## Messages", "## Chunk compression", "## Handshake and prologue",
-                        "## Chunking and the gear table", "## Content ID and manifests", "## Discovery (DNS-SD TXT keys)"] {
+                        "## Chunking and the gear table", "## Hashes", "## Content ID and manifests", "## Discovery (DNS-SD TXT keys)"] {
             #expect(document.contains("\n\(heading)\n"), "missing section \(heading)")
         }
     }
@@ -156,12 +156,28 @@ import Testing
 @Suite struct ProtocolContentExampleTests {
     @Test func contentIDExample() throws {
         let files: [(role: FileRole, fileHash: Hash256)] = [
-            (.livePhotoVideo, Blake2b.hash(Array("video".utf8))),
-            (.primary, Blake2b.hash(Array("still".utf8))),
+            (.livePhotoVideo, FileManifest(path: "IMG_0001.MOV", contents: Array("video".utf8)).fileHash),
+            (.primary, FileManifest(path: "IMG_0001.HEIC", contents: Array("still".utf8)).fileHash),
         ]
         #expect(ContentID.canonicalEncoding(of: files) == (try ProtocolDocumentTests.hexExample("content-id-encoding")))
         let text = try #require(try ProtocolDocumentTests.examples(kind: "text")["content-id"])
         #expect(ContentID(files: files).hex == text.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    /// "Hashes": the chunk hash of `hello`, the chunk list its file hash is taken of, that
+    /// file hash, and an empty file's.
+    @Test func hashExamples() throws {
+        let hello = Array("hello".utf8)
+        let manifest = FileManifest(path: "hello.txt", contents: hello)
+        #expect(try ProtocolDocumentTests.hexExample("chunk-hash-hello") == ContentHash.chunk(hello).bytes)
+        #expect(try ProtocolDocumentTests.hexExample("chunk-hash-hello") == SpecHashes.chunk(hello).bytes)
+        let input = try ProtocolDocumentTests.hexExample("file-hash-input-hello")
+        #expect(input == [0, 0, 0, 1, 0, 0, 0, 5] + ContentHash.chunk(hello).bytes)
+        let texts = try ProtocolDocumentTests.examples(kind: "text")
+        func text(_ id: String) throws -> String { try #require(texts[id]).trimmingCharacters(in: .whitespacesAndNewlines) }
+        #expect(try text("file-hash-hello") == manifest.fileHash.hex)
+        #expect(try text("file-hash-hello") == SpecHashes.blake2b(input, key: "lfsync/3 file").hex)
+        #expect(try text("file-hash-empty") == FileManifest(path: "empty", contents: []).fileHash.hex)
     }
 
     @Test func gearTableAndMasksMatchTheDocument() throws {

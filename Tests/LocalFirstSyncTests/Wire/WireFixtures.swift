@@ -15,7 +15,7 @@ enum WireFixtures {
         }
         return FileManifest(
             path: RelativePath(path), size: chunkLengths.reduce(0) { $0 + UInt64($1) },
-            modificationTimeNs: 1_700_000_000_123_456_789, fileHash: hash("\(seed)/file"), chunks: chunks)
+            modificationTimeNs: 1_700_000_000_123_456_789, chunks: chunks)
     }
 
     static let livePhoto = Asset(files: [

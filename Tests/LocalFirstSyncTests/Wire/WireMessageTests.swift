@@ -148,20 +148,33 @@ import Testing
         #expect(throws: WireError.self) { try decode(.offer, writer.bytes) }
     }
 
+    /// One OfferedFile as a test writes it: chunk hashes made up from `seed`, and the file
+    /// hash — not on the wire — made from them, which decides the canonical order.
+    private struct OfferedFile {
+        var role: FileRole
+        var seed: String
+        var chunks: [UInt32]
+
+        var chunkRefs: [ChunkRef] {
+            chunks.enumerated().map { ChunkRef(length: $1, hash: WireFixtures.hash("\(seed)/\($0)")) }
+        }
+
+        var fileHash: Hash256 { ContentHash.file(chunks: chunkRefs) }
+    }
+
     /// The bytes of an offer: header and one asset written field by field, so each
     /// rule of PROTOCOL.md's Asset encoding can be broken on purpose.
-    private func offer(files: [(role: FileRole, hash: Hash256, chunks: [UInt32])], placements: [[String]], mode: UInt16 = 0o644) -> [UInt8] {
+    private func offer(files: [OfferedFile], placements: [[String]], mode: UInt16 = 0o644) -> [UInt8] {
         var writer = offerHeader()
         writer.write(UInt32(1))
         writer.write(UInt16(files.count))
         for file in files {
             writer.write(file.role.rawValue)
             writer.write(file.chunks.reduce(UInt64(0)) { $0 + UInt64($1) })
-            writer.write(file.hash)
             writer.write(UInt32(file.chunks.count))
-            for (chunk, length) in file.chunks.enumerated() {
-                writer.write(length)
-                writer.write(WireFixtures.hash("\(file.hash)/\(chunk)"))
+            for chunk in file.chunkRefs {
+                writer.write(chunk.length)
+                writer.write(chunk.hash)
             }
         }
         writer.write(UInt32(placements.count))
@@ -176,51 +189,43 @@ import Testing
     }
 
     @Test func offerAssetsHaveOneCanonicalEncoding() throws {
-        let (low, high) = [WireFixtures.hash("a"), WireFixtures.hash("b")].sorted().pair
+        let photo = OfferedFile(role: .primary, seed: "photo", chunks: [10])
+        let (low, high) = [OfferedFile(role: .sidecar, seed: "a", chunks: [5]), OfferedFile(role: .sidecar, seed: "b", chunks: [5])]
+            .sorted { $0.fileHash < $1.fileHash }.pair
         // Valid: files by role then hash; tied identical files by path bytes.
-        let valid = offer(files: [(.primary, low, [10]), (.sidecar, low, [5]), (.sidecar, high, [5])],
-                          placements: [["a.jpg", "a.aae", "a.xmp"], ["b/a.jpg", "b/a.aae", "b/a.xmp"]])
+        let valid = offer(files: [photo, low, high], placements: [["a.jpg", "a.aae", "a.xmp"], ["b/a.jpg", "b/a.aae", "b/a.xmp"]])
         guard case let .offer(decoded) = try decode(.offer, valid) else { Issue.record("not an offer"); return }
         #expect(decoded.assets.first?.placements.count == 2)
         #expect(decoded.assets.first?.placements[1].files.map(\.manifest.path) == ["b/a.jpg", "b/a.aae", "b/a.xmp"])
+        #expect(decoded.assets.first?.placements[0].files.map(\.manifest.fileHash) == [photo.fileHash, low.fileHash, high.fileHash],
+                "each file hash made from its chunk list")
         // Roles out of order.
-        #expect(throws: WireError.self) {
-            try decode(.offer, offer(files: [(.sidecar, low, [5]), (.primary, low, [10])], placements: [["x.aae", "x.jpg"]]))
-        }
+        #expect(throws: WireError.self) { try decode(.offer, offer(files: [low, photo], placements: [["x.aae", "x.jpg"]])) }
         // Hashes out of order within a role.
-        #expect(throws: WireError.self) {
-            try decode(.offer, offer(files: [(.sidecar, high, [5]), (.sidecar, low, [5])], placements: [["x.aae", "x.xmp"]]))
-        }
-        // Two files with one hash but different chunk lists.
-        #expect(throws: WireError.self) {
-            try decode(.offer, offer(files: [(.sidecar, low, [5]), (.sidecar, low, [6])], placements: [["x.aae", "y.aae"]]))
-        }
+        #expect(throws: WireError.self) { try decode(.offer, offer(files: [high, low], placements: [["x.aae", "x.xmp"]])) }
+        // (Two files with one hash and different chunk lists cannot be written: the hash is the chunk list's.)
         // Tied identical files must list their paths in byte order...
-        #expect(throws: WireError.self) {
-            try decode(.offer, offer(files: [(.sidecar, low, [5]), (.sidecar, low, [5])], placements: [["y.aae", "x.aae"]]))
-        }
+        #expect(throws: WireError.self) { try decode(.offer, offer(files: [low, low], placements: [["y.aae", "x.aae"]])) }
         // ...which is not Unicode order: NFD "e\u{301}" (0x65 …) sorts before NFC "é" (0xC3 …).
         let nfd = "cafe\u{301}.aae", nfc = "caf\u{E9}.aae"
-        _ = try decode(.offer, offer(files: [(.sidecar, low, [5]), (.sidecar, low, [5])], placements: [[nfd, nfc]]))
-        #expect(throws: WireError.self) {
-            try decode(.offer, offer(files: [(.sidecar, low, [5]), (.sidecar, low, [5])], placements: [[nfc, nfd]]))
-        }
+        _ = try decode(.offer, offer(files: [low, low], placements: [[nfd, nfc]]))
+        #expect(throws: WireError.self) { try decode(.offer, offer(files: [low, low], placements: [[nfc, nfd]])) }
         // An asset needs a placement.
-        #expect(throws: WireError.self) { try decode(.offer, offer(files: [(.primary, low, [10])], placements: [])) }
+        #expect(throws: WireError.self) { try decode(.offer, offer(files: [photo], placements: [])) }
         // NFC and NFD twins are two paths: both may be offered.
-        _ = try decode(.offer, offer(files: [(.primary, low, [10])], placements: [[nfc], [nfd]]))
+        _ = try decode(.offer, offer(files: [photo], placements: [[nfc], [nfd]]))
     }
 
     /// PlacedFile's mode: the source's permission bits travel as sent, setuid and all (the
     /// receiver decides what to keep); a bit above 0o7777 makes the offer malformed.
     @Test func aPlacedFileCarriesItsModeAndNothingBeyondPermissionBits() throws {
-        let hash = WireFixtures.hash("a")
-        guard case let .offer(decoded) = try decode(.offer, offer(files: [(.primary, hash, [10])], placements: [["a.jpg"]], mode: 0o4755)) else {
+        let photo = OfferedFile(role: .primary, seed: "a", chunks: [10])
+        guard case let .offer(decoded) = try decode(.offer, offer(files: [photo], placements: [["a.jpg"]], mode: 0o4755)) else {
             Issue.record("not an offer")
             return
         }
         #expect(decoded.assets.first?.placements.first?.files.first?.manifest.permissions == 0o4755)
-        #expect(throws: WireError.self) { try decode(.offer, offer(files: [(.primary, hash, [10])], placements: [["a.jpg"]], mode: 0o10644)) }
+        #expect(throws: WireError.self) { try decode(.offer, offer(files: [photo], placements: [["a.jpg"]], mode: 0o10644)) }
     }
 
     @Test func offerReplyRules() throws {
