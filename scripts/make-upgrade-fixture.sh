@@ -1,7 +1,8 @@
 #!/bin/sh
 # Writes Tests/LocalFirstSyncTests/Fixtures/unkeyed-hashes.tar.gz: two devices' state
 # homes and libraries as the lfsync that hashed with unkeyed BLAKE2b-256 left them
-# (protocol 3 before its hash change, commit 301f158), for UpgradeTests. Kept as the
+# (protocol 3 before its hash change, commit 301f158), for UpgradeTests; pax format keeps
+# mtimes to the nanosecond, as the scan cache recorded them. Kept as the
 # record of how the fixture was made; it needs that commit's build to run.
 #
 #   scripts/make-upgrade-fixture.sh BUILD_DIR
@@ -38,6 +39,6 @@ kill "$serve"; wait "$serve" 2>/dev/null || true
 as laptop status "$lib" --json > "$out/status-laptop.json" || true
 cat "$out/push.json" "$out/status-laptop.json"
 rm -rf "$out/desktop"
-tar -C "$out" -czf "$fixture" laptop nas push.json status-laptop.json
+tar --format=posix -C "$out" -czf "$fixture" laptop nas push.json status-laptop.json
 rm -rf "$out"
 ls -l "$fixture"

@@ -41,6 +41,42 @@ public final class ScanCache: Sendable {
         return Self.decode(blob, path: path, stamp: stamp)?.manifest
     }
 
+    /// True while this library's cache was emptied by the change of content hashes and its
+    /// ledger rows still await their new content IDs (see `LibraryHashUpgrade`).
+    public func awaitsHashUpgrade() throws(SQLiteError) -> Bool {
+        let libraryID = libraryID
+        return try database.withDatabase { db throws(SQLiteError) in
+            try db.cachedStatement("SELECT 1 FROM hash_upgrade WHERE library_id = ?").firstRow([.integer(libraryID)]) { _ in true } ?? false
+        }
+    }
+
+    /// Records that the upgrade is done: the library was indexed with the new hashes and
+    /// its ledger rows carried over. The old rows' hashes go with the mark.
+    public func finishHashUpgrade() throws(SQLiteError) {
+        let libraryID = libraryID
+        try database.write { db throws(SQLiteError) in
+            try db.cachedStatement("DELETE FROM legacy_scan_cache WHERE library_id = ?").execute([.integer(libraryID)])
+            try db.cachedStatement("DELETE FROM hash_upgrade WHERE library_id = ?").execute([.integer(libraryID)])
+        }
+    }
+
+    /// What the cache held before the change of content hashes, per path: the size and
+    /// mtime a file had and the old hash of its bytes (unkeyed BLAKE2b-256 of the whole
+    /// file). Empty once the upgrade is done.
+    public func legacyFileHashes() throws(SQLiteError) -> [RelativePath: LegacyFileHash] {
+        let libraryID = libraryID
+        return try database.withDatabase { db throws(SQLiteError) in
+            var hashes: [RelativePath: LegacyFileHash] = [:]
+            try db.cachedStatement("SELECT path, size, mtime_ns, manifest FROM legacy_scan_cache WHERE library_id = ?")
+                .forEachRow([.integer(libraryID)]) { row throws(SQLiteError) in
+                    guard let path = row.relativePath(at: 0), let blob = row.blob(at: 3),
+                          let hash = LegacyFileHash.fileHash(inVersion1Manifest: blob) else { return }
+                    hashes[path] = LegacyFileHash(size: row.uint64(at: 1), modificationTimeNs: row.int64(at: 2), fileHash: hash)
+                }
+            return hashes
+        }
+    }
+
     /// The entry for `path`, whatever its stamp: the caller compares it with what it sees on disk.
     public func entry(path: RelativePath) throws(SQLiteError) -> IndexedFile? {
         try entries(paths: [path])[path]

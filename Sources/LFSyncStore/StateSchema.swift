@@ -76,5 +76,33 @@ enum StateSchema {
             -- device sends the file on, each chunk is checked against the list.
             ALTER TABLE scan_cache ADD COLUMN chunk_list_unverified INTEGER NOT NULL DEFAULT 0;
             """),
+        Migration(version: 4, name: "keyed content hashes", sql: """
+            -- Content is named by keyed hashes now, and a file by a hash of its chunk list
+            -- (PROTOCOL.md, "Hashes"): every cached manifest and chunk row names bytes by the
+            -- old hashes and is dropped. The libraries they described are remembered here:
+            -- the next use of each re-indexes it and carries its ledger rows over to the new
+            -- content IDs (LibraryHashUpgrade). The ledger's rows stay as they are until then.
+            -- The old rows' whole-file hashes are kept until then, so that the upgrade can
+            -- still tell a file that changed without a new size or mtime (bit rot) from one
+            -- that did not. (chunk_list_unverified is no longer written: every received
+            -- chunk is verified.)
+            CREATE TABLE hash_upgrade (
+                library_id INTEGER PRIMARY KEY REFERENCES library(id) ON DELETE CASCADE
+            );
+            INSERT INTO hash_upgrade
+                SELECT library_id FROM scan_cache UNION SELECT library_id FROM chunk_file;
+            CREATE TABLE legacy_scan_cache (
+                library_id INTEGER NOT NULL REFERENCES library(id) ON DELETE CASCADE,
+                path       TEXT    NOT NULL,
+                size       INTEGER NOT NULL,
+                mtime_ns   INTEGER NOT NULL,
+                manifest   BLOB    NOT NULL,  -- FileManifest version 1: the file hash of its bytes
+                PRIMARY KEY (library_id, path)
+            ) WITHOUT ROWID;
+            INSERT INTO legacy_scan_cache SELECT library_id, path, size, mtime_ns, manifest FROM scan_cache;
+            DELETE FROM chunk_location;
+            DELETE FROM chunk_file;
+            DELETE FROM scan_cache;
+            """),
     ])
 }

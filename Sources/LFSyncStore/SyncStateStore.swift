@@ -155,6 +155,39 @@ public final class SyncStateStore: Sendable {
         try write(change)
     }
 
+    /// Moves every row of each old content ID to its new one, for every peer, in one
+    /// transaction: what the change of content hashes needs (`LibraryHashUpgrade`), where
+    /// the same content was named by another hash. A peer that already has a row under
+    /// the new ID keeps it (it was written later); the old row goes either way.
+    /// - Returns: how many rows now stand under a new ID.
+    @discardableResult
+    public func carryOver(_ renames: [(from: ContentID, to: ContentID)]) throws(SQLiteError) -> Int {
+        guard !renames.isEmpty else { return 0 }
+        defer { writer.forgetAll() }
+        return try database.write { db throws(SQLiteError) in
+            // A join through a table of the renames: sync_state is keyed peer first, so one
+            // lookup per rename would scan the whole ledger each time.
+            try db.execute("CREATE TEMP TABLE IF NOT EXISTS content_rename (old BLOB PRIMARY KEY, new BLOB NOT NULL) WITHOUT ROWID")
+            try db.execute("DELETE FROM content_rename")
+            let insert = try db.prepare("INSERT OR IGNORE INTO content_rename (old, new) VALUES (?, ?)")
+            for rename in renames where rename.from != rename.to {
+                try insert.bind(rename.from.hash, at: 1)
+                try insert.bind(rename.to.hash, at: 2)
+                try insert.run()
+            }
+            let before = try db.cachedStatement("SELECT count(*) FROM sync_state").firstRow([]) { $0.int64(at: 0) } ?? 0
+            try db.execute("""
+                INSERT OR IGNORE INTO sync_state (peer, content_id, state, reason, bytes, updated_at_ms)
+                SELECT s.peer, r.new, s.state, s.reason, s.bytes, s.updated_at_ms
+                FROM sync_state AS s JOIN content_rename AS r ON s.content_id = r.old
+                """)
+            let added = (try db.cachedStatement("SELECT count(*) FROM sync_state").firstRow([]) { $0.int64(at: 0) } ?? 0) - before
+            try db.execute("DELETE FROM sync_state WHERE content_id IN (SELECT old FROM content_rename)")
+            try db.execute("DROP TABLE content_rename")
+            return Int(added)
+        }
+    }
+
     // MARK: Reading many rows
 
     /// The candidates that are not `synced` with `peer`, in their given order

@@ -27,13 +27,14 @@ struct PullCommand {
         // Like serve, pull receives into the library: never two receivers in one library.
         let libraryLock = try LibraryLock.forReceiving(into: library)
         defer { withExtendedLifetime(libraryLock) {} }
-        let index = try home.index(for: library)
+        let ledger = try home.ledger()
+        let index = try await HashUpgradeNotice.upgradedIndex(for: library, home: home, ledger: ledger, exclusions: exclusions, console: console)
         _ = try await LibraryScanner(root: library, cache: index.scanCache, chunkIndex: index.chunkIndex, exclusions: exclusions).scan()
         // We asked for this data, so this process accepts the peer's answer without a question.
         var trust = config.trustPolicy
         trust.entries[id] = .init(deviceID: id, acceptsConnections: true, acceptsOffers: true)
         let sync = LocalSync(
-            identity: identity, store: try home.ledger(),
+            identity: identity, store: ledger,
             configuration: .init(deviceName: config.name, library: library, libraryChunkIndex: index.chunkIndex,
                                  libraryScanCache: index.scanCache, trust: trust,
                                  receiveBudget: try BandwidthOption.budget(from: arguments)),

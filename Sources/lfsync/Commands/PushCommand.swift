@@ -89,7 +89,7 @@ struct PushCommand {
         var perPeer: [Peer: PeerReport] = [:]
         let renderer = ProgressRenderer(mode: progressMode, console: console)
         for (path, url) in zip(arguments.positionals, urls) {
-            let index = try home.index(for: url)
+            let index = try await HashUpgradeNotice.upgradedIndex(for: url, home: home, ledger: ledger, exclusions: exclusions, console: console)
             let scan: LibraryScan
             let contents: [ContentID]
             if connected.isEmpty {
@@ -159,7 +159,7 @@ struct PushCommand {
     private func dryRun(_ urls: [URL], targets: [PeerResolver.Target], ledger: SyncStateStore, exclusions: ScanExclusions) async throws -> ExitCode {
         var assets: [Asset] = []
         for url in urls {
-            let index = try home.index(for: url)
+            let index = try await HashUpgradeNotice.upgradedIndex(for: url, home: home, ledger: ledger, exclusions: exclusions, console: console)
             assets += try await LibraryScanner(root: url, cache: index.scanCache, chunkIndex: index.chunkIndex, exclusions: exclusions).scan().assets
         }
         let contents = Array(Set(assets.map(\.contentID)))

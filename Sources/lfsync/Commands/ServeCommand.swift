@@ -27,7 +27,7 @@ struct ServeCommand {
         let libraryLock = try LibraryLock.forReceiving(into: library)
         defer { withExtendedLifetime(libraryLock) {} }
         let ledger = try home.ledger()
-        let index = try home.index(for: library)
+        let index = try await HashUpgradeNotice.upgradedIndex(for: library, home: home, ledger: ledger, exclusions: exclusions, console: console)
         let log = Self.logger(console)
         if createdLibrary { log("created the library folder \(library.path)") }
 

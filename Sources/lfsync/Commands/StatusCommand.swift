@@ -47,7 +47,7 @@ struct StatusCommand {
         var assets: [Asset]?
         if let path = arguments.positionals.first {
             let url = try DirectoryArgument.existing(path)
-            let index = try home.index(for: url)
+            let index = try await HashUpgradeNotice.upgradedIndex(for: url, home: home, ledger: ledger, exclusions: ScanExclusions(), console: console)
             assets = try await LibraryScanner(root: url, cache: index.scanCache, chunkIndex: index.chunkIndex).scan().assets
         }
         var statuses: [PeerStatus] = []

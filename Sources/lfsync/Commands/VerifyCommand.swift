@@ -21,10 +21,13 @@ struct VerifyCommand {
     func run() async throws -> ExitCode {
         let library = try DirectoryArgument.existing(try arguments.value(Self.library) ?? FileManager.default.currentDirectoryPath)
         let index = try home.index(for: library)
-        let recorded = try index.scanCache.loadAll()
+        // An index an earlier lfsync wrote holds only the old hashes: the upgrade compares
+        // the files with those, and what it finds changed is what this verify reports.
+        let upgrade = try await HashUpgradeNotice.upgrade(index, of: library, ledger: try home.ledger(), exclusions: ScanExclusions(), console: console)
+        let recorded = upgrade == nil ? try index.scanCache.loadAll() : [:]
         // A fresh scan without the cache re-hashes everything.
         let scan = try await LibraryScanner(root: library).scan()
-        var report = Report(library: library.path, filesChecked: 0, corrupt: [], modified: [], unreadable: [])
+        var report = Report(library: library.path, filesChecked: 0, corrupt: upgrade?.damaged ?? [], modified: [], unreadable: [])
         for asset in scan.assets {
             for file in asset.files {
                 report.filesChecked += 1
@@ -40,14 +43,14 @@ struct VerifyCommand {
         for skipped in scan.skipped where !skipped.reason.contains("symbolic link") {
             report.unreadable.append(skipped)
         }
-        if recorded.isEmpty {
+        if recorded.isEmpty, upgrade == nil {
             // Nothing to compare against yet: record the hashes now for the next verify.
             _ = try await LibraryScanner(root: library, cache: index.scanCache, chunkIndex: index.chunkIndex).scan()
         }
         if arguments[LFSyncCommands.json] {
             console.result(try JSONOutput.render(report))
         } else {
-            if recorded.isEmpty { console.note("no earlier scan of \(library.path): hashes recorded now; run verify again later to compare") }
+            if recorded.isEmpty, upgrade == nil { console.note("no earlier scan of \(library.path): hashes recorded now; run verify again later to compare") }
             for path in report.corrupt { console.result("CORRUPT   \(path) (content changed, size and time did not)") }
             for path in report.modified { console.result("modified  \(path)") }
             for entry in report.unreadable { console.result("unreadable \(entry.path): \(entry.reason)") }

@@ -27,7 +27,10 @@ struct WatchCommand {
         let identity = try home.identity()
         let config = try DeviceConfig.load(from: home.configURL)
         let ledger = try home.ledger()
-        let indexes = try libraries.map { try home.index(for: $0) }
+        var indexes: [LibraryIndex] = []
+        for library in libraries {
+            indexes.append(try await HashUpgradeNotice.upgradedIndex(for: library, home: home, ledger: ledger, exclusions: exclusions, console: console))
+        }
         let budget = try BandwidthOption.budget(from: arguments)
         // Unattended by nature: every target must be a trusted device (no one is there to say yes).
         let targets = try WatchTargets(names: targetsText, all: arguments[PushCommand.all], config: config, localDeviceID: identity.deviceID)

@@ -20,6 +20,11 @@ import Testing
             try FileManager.default.createDirectory(at: library, withIntermediateDirectories: true)
         }
 
+        /// A device whose state home and library exist already (a fixture).
+        init(_ name: String, home: URL, library: URL) {
+            (self.name, self.home, self.library) = (name, home, library)
+        }
+
         @discardableResult
         func run(_ arguments: [String], openFileLimit: Int? = nil) async throws -> LFSyncProcess.Output {
             try await LFSyncProcess.run(arguments, home: home, openFileLimit: openFileLimit)
