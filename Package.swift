@@ -70,7 +70,7 @@ let package = Package(
                 "LFSyncStore", "LFSyncTransport", "LFSyncTCP", "LFSyncWire", "LFSyncDiscovery", "CSodium", "CLinux", "LFSyncFuzzing",
             ],
             // Read at run time from the source tree, so that other implementations can use them too.
-            exclude: ["Vectors"]
+            exclude: ["Vectors", "Fixtures"]
         ),
     ],
     swiftLanguageModes: [.v6]
