@@ -18,6 +18,9 @@ struct ContentBenchmark {
 
         let plainOne = try median { try Self.plainHash(files, workers: 1) }
         let plainAll = try median { try Self.plainHash(files, workers: cores) }
+        let each = try Blake2bImplementation.allCases.map { implementation in
+            (implementation, try median { try Self.plainHash(files, workers: 1, implementation: implementation) })
+        }
         let gearOne = try median { try Self.gearScanOnly(files) }
         let chunkOne = try await medianAsync { try await Self.chunkAndHash(corpus, workers: 1) }
         let chunkAll = try await medianAsync { try await Self.chunkAndHash(corpus, workers: cores) }
@@ -26,10 +29,13 @@ struct ContentBenchmark {
         print("")
         print("| measurement | GB/s | ratio to plain BLAKE2b, 1 core |")
         print("|---|---|---|")
-        print(String(format: "| plain BLAKE2b-256, 1 core | %.3f | 1.00 |", rate(plainOne)))
-        print(String(format: "| plain BLAKE2b-256, %d cores | %.3f | %.2f |", cores, rate(plainAll), plainOne / plainAll))
+        print(String(format: "| plain keyed BLAKE2b-256 (%@, the faster here), 1 core | %.3f | 1.00 |", "\(Blake2bImplementation.fastest)", rate(plainOne)))
+        for (implementation, seconds) in each {
+            print(String(format: "| plain keyed BLAKE2b-256, %@, 1 core | %.3f | %.2f |", "\(implementation)", rate(seconds), plainOne / seconds))
+        }
+        print(String(format: "| plain keyed BLAKE2b-256, %d cores | %.3f | %.2f |", cores, rate(plainAll), plainOne / plainAll))
         print(String(format: "| FastCDC boundary scan alone, 1 core (profile aid) | %.3f | %.2f |", rate(gearOne), plainOne / gearOne))
-        print(String(format: "| lfsync chunk+hash (FastCDC + chunk and file BLAKE2b), 1 core | %.3f | %.2f |", rate(chunkOne), plainOne / chunkOne))
+        print(String(format: "| lfsync chunk+hash (FastCDC + chunk hashes), 1 core | %.3f | %.2f |", rate(chunkOne), plainOne / chunkOne))
         print(String(format: "| lfsync chunk+hash, %d cores (as `lfsync scan` runs) | %.3f | **%.2f** |", cores, rate(chunkAll), plainOne / chunkAll))
 
         let library = workDirectory.appendingPathComponent("rescan-library")
@@ -70,8 +76,9 @@ struct ContentBenchmark {
         return samples[samples.count / 2]
     }
 
-    /// Reads every file through the same 1 MiB buffer size lfsync uses and hashes it: the primitive's ceiling.
-    static func plainHash(_ files: [CorpusWriter.File], workers: Int) throws -> Double {
+    /// Reads every file through the same 1 MiB buffer size lfsync uses and hashes it under the
+    /// chunk key: the primitive's ceiling.
+    static func plainHash(_ files: [CorpusWriter.File], workers: Int, implementation: Blake2bImplementation = .fastest) throws -> Double {
         let started = DispatchTime.now()
         let next = IndexCounter()
         DispatchQueue.concurrentPerform(iterations: workers) { _ in
@@ -79,7 +86,7 @@ struct ContentBenchmark {
             defer { buffer.deallocate() }
             while let index = next.take(below: files.count) {
                 guard let file = try? ReadOnlyFile(path: files[index].path) else { continue }
-                var hasher = ContentHash.chunkHasher()
+                var hasher = KeyedBlake2b(key: ContentHash.chunkKey, implementation: implementation)
                 while let count = try? file.read(into: buffer), count > 0 {
                     hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
                 }

@@ -312,13 +312,15 @@ package final class IncomingFile {
     /// Stores chunk `index`, checking its length and its hash *before* anything
     /// is written: no refused byte reaches the disk, and the partial holds only
     /// verified bytes (see the type's doc).
-    package func write(chunkAt index: Int, bytes: ArraySlice<UInt8>) throws(ReceiveError) {
+    /// - Parameter hash: `ContentHash.chunk(bytes)`, when the caller had it computed
+    ///   already (on another core, while this thread wrote the chunk before).
+    package func write(chunkAt index: Int, bytes: ArraySlice<UInt8>, hash: Hash256? = nil) throws(ReceiveError) {
         let chunk = try writableChunk(index)
         guard bytes.count == Int(chunk.length) else {
             throw .chunkLengthMismatch(index: index, expected: chunk.length, actual: bytes.count)
         }
         // Checked before the partial is even opened (or created), outside the lock.
-        guard ContentHash.chunk(bytes) == chunk.hash else { throw .chunkHashMismatch(index: index) }
+        guard (hash ?? ContentHash.chunk(bytes)) == chunk.hash else { throw .chunkHashMismatch(index: index) }
         // The check that the partial is still ours and the write are one step: no other
         // transfer's verify() can come between them (see `PartialLock`).
         try lock.withLock { state throws(ReceiveError) in

@@ -1,6 +1,7 @@
 import LFSyncContent
 import LFSyncCrypto
 import LFSyncStore
+import Dispatch
 import LFSyncSystem
 import Synchronization
 
@@ -30,6 +31,8 @@ final class ChunkWriteQueue: Sendable {
     }
 
     private let thread = BlockingQueue(label: "lfsync.receive.write")
+    /// Where large chunks are hashed, beside the write thread (see `write`).
+    private let hashing = DispatchQueue(label: "lfsync.receive.hash", attributes: .concurrent)
     private let planner = BlockingQueue(label: "lfsync.receive.plan")
     private let landed = OutcomeBatch<Written>()
     private let queuedBytes = Atomic<Int>(0)
@@ -45,8 +48,13 @@ final class ChunkWriteQueue: Sendable {
         for destination: IncomingOffers.ChunkDestination, wake: @escaping @Sendable () -> Void
     ) {
         queuedBytes.add(bytes.count, ordering: .relaxed)
+        // Checking a chunk against its hash is most of a receiver's CPU: a large chunk is
+        // hashed on another core while this queue writes the ones before it, so one
+        // thread's hashing does not bound the push. A small chunk is hashed in its write
+        // job: handing it to another thread would cost more than hashing it.
+        let hashed = bytes.count >= Self.parallelHashMinimum ? PendingHash(bytes, on: hashing) : nil
         thread.async {
-            let result = Result { () throws(ReceiveError) in try file.value.write(chunkAt: index, bytes: bytes) }
+            let result = Result { () throws(ReceiveError) in try file.value.write(chunkAt: index, bytes: bytes, hash: hashed?.value()) }
             var verified: Result<StagedFile, ReceiveError>?
             if case .success = result, file.value.manifest.chunks.count == 1 {
                 verified = Result { () throws(ReceiveError) in try file.value.verify() }
@@ -54,6 +62,29 @@ final class ChunkWriteQueue: Sendable {
             self.queuedBytes.subtract(bytes.count, ordering: .relaxed)
             let written = Written(destination: destination, byteCount: bytes.count, result: result, verified: verified)
             if self.landed.add(written) { wake() }
+        }
+    }
+
+    /// Chunks at least this large are hashed beside the write thread.
+    static let parallelHashMinimum = 64 << 10
+
+    /// A chunk's hash being computed on another thread.
+    private final class PendingHash: Sendable {
+        private let result = LockedState<Hash256?>(nil)
+        private let done = DispatchSemaphore(value: 0)
+
+        init(_ bytes: ArraySlice<UInt8>, on queue: DispatchQueue) {
+            queue.async { [self] in
+                let hash = ContentHash.chunk(bytes)
+                result.withLock { $0 = hash }
+                done.signal()
+            }
+        }
+
+        /// Waits for the hash (blocking: called on the write thread, never on the pool).
+        func value() -> Hash256? {
+            done.wait()
+            return result.withLock { $0 }
         }
     }
 
