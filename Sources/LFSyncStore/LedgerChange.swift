@@ -5,10 +5,22 @@ import LFSyncContent
 /// `recordSynced` do at once, and what `SyncStateStore.enqueue` queues so that
 /// the changes of a busy moment share one commit.
 package enum LedgerChange: Sendable {
+    /// Which existing rows a `record` leaves as they are.
+    package enum Keep: Sendable, Equatable {
+        case nothing
+        /// Rows that say `synced` (see `SyncStateStore.record`'s `unlessSynced`).
+        case synced
+        /// Rows that say `synced` and became so before this moment: what a push that
+        /// turns its own `synced` rows back to `inFlight` (a content offered again) must
+        /// not touch — the peer verified those before the push began. A row's time is
+        /// when it became `synced` (a repeat confirmation leaves it, see `upsertSynced`).
+        case syncedBefore(Date)
+    }
+
     /// `state` for every content, towards one peer (see `SyncStateStore.record`).
     case record(
         SyncState, contents: [ContentID], peer: PeerKey,
-        reason: String? = nil, bytes: UInt64? = nil, unlessSynced: Bool = false, at: Date = Date())
+        reason: String? = nil, bytes: UInt64? = nil, keep: Keep = .nothing, at: Date = Date())
     /// `synced` for every content, each with its own size (see `SyncStateStore.recordSynced`).
     case synced([(content: ContentID, bytes: UInt64)], peer: PeerKey, at: Date = Date())
 
@@ -17,14 +29,21 @@ package enum LedgerChange: Sendable {
     /// learns what this change wrote (see `SyncedLedgerRows`).
     func apply(to db: SQLiteDatabase, known: inout SyncedLedgerRows) throws(SQLiteError) {
         switch self {
-        case let .record(state, contents, peer, reason, bytes, unlessSynced, date):
+        case let .record(state, contents, peer, reason, bytes, keep, date):
             var written = contents
-            if unlessSynced {
+            if keep == .synced {
                 try known.learn(contents, of: peer, from: db)
                 written = contents.filter { !known.isSynced($0, with: peer) }
             }
             guard !written.isEmpty else { return }
-            let upsert = try db.cachedStatement(unlessSynced ? Self.upsertUnlessSynced : Self.upsert)
+            let upsert: SQLiteStatement
+            switch keep {
+            case .nothing: upsert = try db.cachedStatement(Self.upsert)
+            case .synced: upsert = try db.cachedStatement(Self.upsertUnlessSynced)
+            case let .syncedBefore(moment):
+                upsert = try db.cachedStatement(Self.upsertUnlessSyncedBefore)
+                try upsert.bind(SyncStateStore.milliseconds(moment), at: 7)
+            }
             try upsert.bind(peer.rawValue, at: 1)
             try upsert.bind(state.rawValue, at: 3)
             try upsert.bind(SQLiteValue.optional(reason.map { String($0.prefix(SyncStateStore.maxReasonLength)) }), at: 4)
@@ -59,6 +78,7 @@ package enum LedgerChange: Sendable {
             updated_at_ms = excluded.updated_at_ms
         """
     private static let upsertUnlessSynced = upsert + " WHERE sync_state.state <> 'synced'"
+    private static let upsertUnlessSyncedBefore = upsert + " WHERE sync_state.state <> 'synced' OR sync_state.updated_at_ms >= ?7"
 
     /// A row that already says `synced` with the same size is left as it is, so
     /// its time stays the time it became synced. A repeat push of an unchanged

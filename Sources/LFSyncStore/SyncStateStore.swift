@@ -139,7 +139,7 @@ public final class SyncStateStore: Sendable {
         reason: String? = nil, bytes: UInt64? = nil, unlessSynced: Bool = false, at date: Date = Date()
     ) throws(SQLiteError) {
         guard !contents.isEmpty else { return }
-        let change = LedgerChange.record(state, contents: contents, peer: peer, reason: reason, bytes: bytes, unlessSynced: unlessSynced, at: date)
+        let change = LedgerChange.record(state, contents: contents, peer: peer, reason: reason, bytes: bytes, keep: unlessSynced ? .synced : .nothing, at: date)
         try write(change)
     }
 

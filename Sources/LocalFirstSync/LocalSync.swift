@@ -222,6 +222,21 @@ public actor LocalSync {
     /// (a discovered or pinned peer), or the connection is dropped.
     @discardableResult
     public func connect(to address: PeerAddress, expecting expected: DeviceID? = nil, timeout: Duration = .seconds(10)) async throws(SyncError) -> Peer {
+        do {
+            let peer = try await dial(address, expecting: expected, timeout: timeout)
+            connectFailures[peer.deviceID] = nil
+            return peer
+        } catch {
+            // A send to this device while it is not connected says why (see `start`).
+            if let expected { connectFailures[expected] = "\(error)" }
+            throw error
+        }
+    }
+
+    /// Why the last `connect(to:expecting:)` of each device that is not connected failed.
+    private var connectFailures: [DeviceID: String] = [:]
+
+    private func dial(_ address: PeerAddress, expecting expected: DeviceID?, timeout: Duration) async throws(SyncError) -> Peer {
         let connection: any Connection
         do { connection = limited(try await transport.connect(to: address, timeout: timeout)) } catch {
             throw .connectionFailed("\(address): \(error)")
@@ -543,30 +558,19 @@ public actor LocalSync {
             }
         }
         let transfer = OutgoingTransfer(peerCount: targets.count + missing.count)
+        let store = store
         for peer in missing {
+            // A destination that is not connected takes none of it: the same rules count and
+            // record that (`PeerPushMachine`), with why it is not connected.
             let consumer = push.addConsumer()
-            Task {
-                // What the push will hold is known once it is fed whole.
-                var index = 0
-                var failures: [ContentID: AssetFailure] = [:]
-                while await push.ready(index) {
-                    for asset in push.batch(index)?.assets ?? [] { failures[asset.contentID] = .notConnected }
-                    index += 1
-                    push.advance(consumer, to: index)
-                }
-                push.advance(consumer, to: .max)
-                let summary = PeerTransferSummary(peer: peer, state: .failed(reason: "not connected"), assetsStored: 0,
-                                                  assetsFailed: push.contentCount, chunkBytesSent: 0, failures: failures)
-                transfer.publish(TransferUpdate(peer: peer, progress: TransferProgress(assetsTotal: push.contentCount), state: summary.state))
-                transfer.peerEnded(summary)
-            }
+            let reason = connectFailures[peer.deviceID].map { "not connected: \($0)" } ?? "not connected"
+            Task { await PeerSendJob.failUnconnected(peer, reason: reason, push: push, consumer: consumer, store: store, transfer: transfer) }
         }
         // Every chunk is read (and, unless settled, hashed) once for all peers: demand is
         // registered per batch for every peer still sending, and each peer drops what it doesn't need.
         let reader = BroadcastChunkReader(rootPath: library.standardizedFileURL.path, peerCount: targets.count)
         transfer.chunkReader = reader
         let consumers = targets.map { _ in push.addConsumer() }
-        let store = store
         let timeout = configuration.offerReplyTimeout, clock = configuration.clock
         Task {
             await withTaskGroup(of: Void.self) { group in

@@ -5,15 +5,12 @@ import LFSyncWire
 
 /// Sends one push to one peer: its offers as the push is fed (the first
 /// waits for consent, the rest stream with a few outstanding), exactly the
-/// chunks each reply asks for, and the receipts — keeping that peer's ledger
-/// rows honest at every step. A failure here touches only this peer.
+/// chunks each reply asks for, and the receipts. A failure here touches only
+/// this peer.
 ///
-/// Ledger rules: a content becomes `synced` only when every occurrence of it
-/// in the push sent so far was receipted `stored`; one that turns up again in
-/// a later offer goes back to `inFlight` until that one is receipted too.
-/// Nothing this push fails to do (a decline, a refusal, a lost connection, a
-/// failed receipt) turns a row that was already `synced` before the push into
-/// anything else: the peer still has what it verified before.
+/// A driver: what each content's state is, what the ledger learns and what the
+/// summary says is decided by `PeerPushMachine` alone; this actor does the I/O
+/// (offers, chunk reads, sends, the receipt watch) and carries out its actions.
 actor PeerSendJob {
     let session: PeerSession
     let push: OutgoingPush
@@ -31,18 +28,13 @@ actor PeerSendJob {
     nonisolated var peer: Peer { session.peer }
 
     private var progress: TransferProgress
+    /// State, phase and failure reason of the summary; its counts come from `machine`.
     private var summary: PeerTransferSummary
-    /// Contents with receipts owed: how many, and whether the content was
-    /// already counted stored (an earlier occurrence of it was). Only contents
-    /// in flight are here — per-content tables of the whole push would cost
-    /// tens of megabytes at 200,000 files.
-    private var outstanding: [ContentID: (parts: Int, counted: Bool)] = [:]
-    /// Receipts owed by offers sent and not yet received, with each content's size.
-    private var owed: [ReceiptKey: UInt64] = [:]
+    /// Decides every content's state and the ledger's rows (see `PeerPushMachine`).
+    private var machine = PeerPushMachine()
     /// Offers `0 ..< launched` were sent.
     private var launched = 0
     private var launchedOfferIDs: [UInt64] = []
-    private var confirmed: [(content: ContentID, bytes: UInt64)] = []
     private var lastCommit = ContinuousClock.now
     /// Every offer was answered and every requested chunk sent (or the connection was cut).
     private var allOffered = false
@@ -64,11 +56,6 @@ actor PeerSendJob {
     static let runBytes = 256 << 10
     static let runChunks = 64
     static let smallChunk = 64 << 10
-
-    private struct ReceiptKey: Hashable {
-        let offerID: UInt64
-        let contentID: ContentID
-    }
 
     init(session: PeerSession, push: OutgoingPush, consumer: Int, reader: BroadcastChunkReader, store: SyncStateStore,
          transfer: OutgoingTransfer, replyTimeout: Duration, clock: any Clock<Duration> = ContinuousClock()) {
@@ -95,14 +82,14 @@ actor PeerSendJob {
         let cut = await offerAndSend(receipts: sink)
 
         allOffered = true
-        if owed.isEmpty || cut != nil { sink.finish() }
+        if !machine.awaitsReceipts || cut != nil { sink.finish() }
         // Ends when the last owed receipt is in, when the connection closes (the session
         // finishes the stream then), or when the peer has been silent too long.
         receiptDeadline.heard()
         let watchdog = Task { await self.watchReceipts() }
         await receiving.value
         watchdog.cancel()
-        commitConfirmed()
+        perform(machine.commitConfirmed())
         await session.sender.retire(launchedOfferIDs)
         // Whatever is still unresolved was cut off: offered but never receipted, or never offered.
         let closed = await session.closeReason.map { "connection lost before the peer confirmed: \($0)" }
@@ -111,34 +98,80 @@ actor PeerSendJob {
             await leaveCancelled()
         } else {
             let failure: AssetFailure = gaveUp != nil && cut == nil ? .timedOut(reason: lost) : .connectionLost(reason: lost)
-            fail(owed.keys.map(\.contentID), failure)
+            perform(machine.owedReceiptsFail(failure))
             // Never offered: those fed already and those the scan has still to feed.
-            await forEachBatch(from: launched) { fail($0, failure) }
+            await forEachBatch(from: launched) { perform(machine.neverOffered(Self.batch($0), failure)) }
         }
-        owed = [:]
-        for (asset, reason) in push.unofferable {
-            fail([asset.contentID], .failed(reason: "not offered: \(reason)"))
-        }
+        perform(machine.unofferable(push.unofferable.map { ($0.asset.contentID, $0.reason) }))
+        perform(machine.end())
         push.advance(consumer, to: .max)
         progress.assetsTotal = push.contentCount
-        summary.assetsFailed = summary.failures.count
+        takeCounts()
         summary.state = summary.failures.isEmpty ? .completed : summary.state.isFinal ? summary.state
             : .failed(reason: summary.failures.values.map(\.description).sorted().first ?? lost)
         // The scan stopped part-way: what it never reached was not sent.
         if let failure = push.failure, case .completed = summary.state { summary.state = .failed(reason: failure) }
-        if cancelled, summary.state == .completed, !everythingConfirmed { summary.state = .cancelled }
+        if cancelled, summary.state == .completed || summary.failures.values.allSatisfy({ $0 == .cancelled }), !everythingConfirmed {
+            summary.state = .cancelled
+        }
         // The ledger says what the summary says before anyone hears the push ended.
         _ = try? await store.onDatabaseThread { _ in }
         publish(summary.state)
         transfer.peerEnded(summary)
     }
 
-    /// Ledger rows go to the database's own thread, in order, and the job goes on:
-    /// a commit waits for an fsync, which must not hold the cooperative pool
-    /// (`run()` waits for them all before it reports the end).
-    private func record(_ state: SyncState, for contents: [ContentID], reason: String? = nil, unlessSynced: Bool = false) {
-        guard !contents.isEmpty else { return }
-        store.enqueue(.record(state, contents: contents, peer: peer.ledgerKey, reason: reason, unlessSynced: unlessSynced))
+    /// A push to a peer that is not connected: every content of it, fed so far or still to
+    /// come, fails with `reason` (a row already `synced` stays so), by the same rules.
+    static func failUnconnected(
+        _ peer: Peer, reason: String, push: OutgoingPush, consumer: Int, store: SyncStateStore, transfer: OutgoingTransfer
+    ) async {
+        var machine = PeerPushMachine()
+        var actions: [PeerPushMachine.Action] = []
+        var index = 0
+        while await push.ready(index) {
+            if let batch = push.batch(index) { actions += machine.neverOffered(Self.batch(batch), .notConnected(reason: reason)) }
+            index += 1
+            push.advance(consumer, to: index)
+        }
+        push.advance(consumer, to: .max)
+        actions += machine.unofferable(push.unofferable.map { ($0.asset.contentID, $0.reason) })
+        actions += machine.end()
+        for case let .record(state, contents, why, keep) in actions {
+            store.enqueue(.record(state, contents: contents, peer: peer.ledgerKey, reason: why, keep: keep))
+        }
+        _ = try? await store.onDatabaseThread { _ in }
+        let summary = PeerTransferSummary(peer: peer, state: .failed(reason: reason), assetsStored: 0,
+                                          assetsFailed: machine.failures.count, chunkBytesSent: 0, failures: machine.failures)
+        transfer.publish(TransferUpdate(peer: peer, progress: TransferProgress(assetsTotal: push.contentCount), state: summary.state))
+        transfer.peerEnded(summary)
+    }
+
+    /// Carries out the machine's actions. Ledger rows go to the database's own thread, in
+    /// order, and the job goes on: a commit waits for an fsync, which must not hold the
+    /// cooperative pool (`run()` waits for them all before it reports the end).
+    private func perform(_ actions: [PeerPushMachine.Action]) {
+        for action in actions {
+            switch action {
+            case let .record(state, contents, reason, keep):
+                store.enqueue(.record(state, contents: contents, peer: peer.ledgerKey, reason: reason, keep: keep))
+            case let .recordSynced(entries):
+                store.enqueue(.synced(entries, peer: peer.ledgerKey))
+                lastCommit = .now
+            }
+        }
+        takeCounts()
+    }
+
+    /// The summary's counts, as the machine has them.
+    private func takeCounts() {
+        summary.assetsStored = machine.assetsStored
+        summary.failures = machine.failures
+        summary.assetsFailed = machine.failures.count
+    }
+
+    /// A batch of the push as the machine sees it.
+    private static func batch(_ batch: OutgoingPush.Batch) -> PeerPushMachine.Batch {
+        PeerPushMachine.Batch(offerID: batch.offerID, assets: batch.assets.map { ($0.contentID, $0.contentSize) }, repeated: batch.repeated)
     }
 
     /// A change of state is published at once; progress within a state at most
@@ -146,7 +179,7 @@ actor PeerSendJob {
     /// publish 40,000 updates — one per chunk and per receipt — for a progress
     /// bar redrawn a few times a second).
     private func publish(_ state: TransferState) {
-        progress.assetsDone = summary.assetsStored + summary.failures.count
+        progress.assetsDone = machine.assetsStored + machine.failures.count
         let now = ContinuousClock.now
         guard state != lastPublished.state || now - lastPublished.at >= Self.progressInterval else { return }
         lastPublished = (state, now)
@@ -163,17 +196,7 @@ actor PeerSendJob {
         /// Sends the offers up to `end` that are ready (the push may still be growing).
         func launch(upTo end: Int) {
             while launched < end, push.isReady(launched), let offer = push.offer(launched), let batch = push.batch(launched) {
-                let contents = offer.assets.map(\.contentID)
-                record(.inFlight, for: contents, unlessSynced: true)
-                // Owed from now on: receipts may arrive before this task hears the reply they follow.
-                var storedAgainLater: [ContentID] = []
-                for asset in offer.assets {
-                    owed[ReceiptKey(offerID: offer.offerID, contentID: asset.contentID)] = asset.contentSize
-                    if expect(asset.contentID, repeated: batch.repeated.contains(asset.contentID)) {
-                        storedAgainLater.append(asset.contentID)
-                    }
-                }
-                record(.inFlight, for: storedAgainLater)
+                perform(machine.offered(Self.batch(batch)))
                 progress.assetsTotal += offer.assets.count - batch.repeated.count
                 let session = session, timeout = replyTimeout
                 replies[launched] = Task { await session.sender.offer(offer, receipts: receipts, timeout: timeout) }
@@ -258,24 +281,6 @@ actor PeerSendJob {
         }
     }
 
-    /// Notes a receipt owed for `content`. Its first occurrence in the push is
-    /// counted when stored; a repeat of a content already stored and counted
-    /// sets its row back to `inFlight` until this occurrence is stored as well.
-    /// - Returns: whether the row must go back to `inFlight` (the caller records
-    ///   those of one offer together: one ledger change, not one per content).
-    private func expect(_ content: ContentID, repeated: Bool) -> Bool {
-        if var entry = outstanding[content] {
-            entry.parts += 1
-            outstanding[content] = entry
-        } else if repeated, summary.failures[content] == nil {
-            outstanding[content] = (1, counted: true)
-            return true
-        } else {
-            outstanding[content] = (1, counted: false)
-        }
-        return false
-    }
-
     /// Sends the chunks a reply asked for, in order, reading each once for all
     /// peers; a chunk whose source changed fails its asset here, and the offer
     /// is cancelled so the receiver stops waiting for the rest of it.
@@ -358,7 +363,7 @@ actor PeerSendJob {
             // Failed here first, with the reason only this side knows: while the Cancel is being
             // sent this actor may take the peer's receipts, and the first failure of a content
             // is the one kept — the peer's "sender cancelled" must not stand in for the path.
-            for (content, reason) in locallyFailed { fail([content], .sourceChanged(reason: reason)) }
+            perform(machine.failedHere(locallyFailed))
             // Nothing more will come for those assets: let the peer stop waiting for them. Their
             // (failed) receipts still come, and change nothing.
             try? await session.send([.cancel(.init(offerID: batch.offerID, reason: "some files changed while being sent"))])
@@ -440,19 +445,20 @@ actor PeerSendJob {
     /// not confirmed `pending` (a row already `synced` stays so).
     private func leaveCancelled() async {
         await cancelOpenOffers(reason: "the sender cancelled the transfer")
-        var unconfirmed = owed.keys.map(\.contentID)
+        var notOffered: [PeerPushMachine.Batch] = []
         for index in launched..<push.batchCount {
-            if let batch = push.batch(index) { unconfirmed += batch.assets.map(\.contentID) }
+            if let batch = push.batch(index) { notOffered.append(Self.batch(batch)) }
         }
-        everythingConfirmed = unconfirmed.isEmpty && launched >= push.batchCount
-        record(.pending, for: unconfirmed.filter { summary.failures[$0] == nil }, unlessSynced: true)
+        let (actions, confirmedAll) = machine.cancelled(notOffered: notOffered)
+        everythingConfirmed = confirmedAll && launched >= push.batchCount
+        perform(actions)
     }
 
     // MARK: - Receipts
 
     /// One Cancel for every offer with Receipts still owed, so the peer stops waiting for them.
     private func cancelOpenOffers(reason: String) async {
-        let open = Set(owed.keys.map(\.offerID)).sorted()
+        let open = machine.openOffers
         guard !open.isEmpty else { return }
         try? await session.send(open.map { .cancel(.init(offerID: $0, reason: reason)) })
     }
@@ -468,10 +474,10 @@ actor PeerSendJob {
             // The time that passed, not the second asked for: a watcher woken late (a loaded
             // machine, or a test stepping the clock faster than the task runs) counts it all.
             do { receiptDeadline.passed(try await Self.sleep(on: clock, for: .seconds(1))) } catch { return }
-            let owedBytes = owed.values.reduce(0, +)
-            guard !owed.isEmpty, receiptDeadline.hasExpired(owedBytes: owedBytes) else { continue }
+            let owedBytes = machine.owedBytes
+            guard machine.awaitsReceipts, receiptDeadline.hasExpired(owedBytes: owedBytes) else { continue }
             let silence = ReceiptDeadline.silence(owedBytes: owedBytes)
-            gaveUp = "\(peer.name) sent no receipt for \(silence.components.seconds) s with \(owed.count) asset(s) unconfirmed"
+            gaveUp = "\(peer.name) sent no receipt for \(silence.components.seconds) s with \(machine.receiptsOwed) asset(s) unconfirmed"
             // Nothing more will be waited for: the peer may stop working on these offers.
             await cancelOpenOffers(reason: "the receiver stopped sending receipts")
             receiptSink?.finish()
@@ -492,77 +498,20 @@ actor PeerSendJob {
         }
     }
 
-    /// Only a peer's confirmation makes a row `synced`, and only once every
-    /// part of the content in this push is confirmed. `synced` rows are written
-    /// in batches: a burst of receipts (a repeat push confirms everything at
-    /// once) costs one commit, not one per asset. A row not yet written stays
-    /// `inFlight`, so a crash only means offering it again.
+    /// A receipt, for the machine; the `synced` rows it confirms are written in batches
+    /// (a repeat push confirms everything at once: one commit, not one per asset). A row
+    /// not yet written stays `inFlight`, so a crash only means offering it again.
     private func received(_ receipt: WireMessage.Receipt) {
         receiptDeadline.heard()
-        guard let size = owed.removeValue(forKey: ReceiptKey(offerID: receipt.offerID, contentID: receipt.contentID)) else { return }
-        switch receipt.outcome {
-        case .stored:
-            let content = receipt.contentID
-            guard var entry = outstanding[content] else { break }
-            entry.parts -= 1
-            if entry.parts > 0 {
-                outstanding[content] = entry
-            } else {
-                outstanding[content] = nil
-                if summary.failures[content] == nil {
-                    confirmed.append((content, size))
-                    if !entry.counted { summary.assetsStored += 1 }
-                }
-            }
-            if confirmed.count >= 512 || ContinuousClock.now - lastCommit > .seconds(1) { commitConfirmed() }
-        case let .failed(reason):
-            fail([receipt.contentID], .failed(reason: reason))
-            if var entry = outstanding[receipt.contentID] {
-                entry.parts -= 1
-                outstanding[receipt.contentID] = entry.parts > 0 ? entry : nil
-            }
-        }
+        perform(machine.received(receipt))
+        if machine.confirmedCount >= 512 || ContinuousClock.now - lastCommit > .seconds(1) { perform(machine.commitConfirmed()) }
         publish(.transferring)
-        if owed.isEmpty, allOffered { receiptSink?.finish() }
-    }
-
-    private func commitConfirmed() {
-        store.enqueue(.synced(confirmed, peer: peer.ledgerKey))
-        confirmed.removeAll(keepingCapacity: true)
-        lastCommit = .now
-    }
-
-    /// Marks contents failed with this peer — in the summary always, in the
-    /// ledger unless the row already says synced — once each.
-    private func fail(_ contents: [ContentID], _ failure: AssetFailure) {
-        var fresh: [ContentID] = []
-        for content in contents where summary.failures[content] == nil {
-            summary.failures[content] = failure
-            fresh.append(content)
-            // An earlier occurrence was counted stored; the content as a whole is not.
-            if outstanding[content]?.counted == true {
-                outstanding[content]?.counted = false
-                summary.assetsStored -= 1
-            }
-        }
-        record(.failed, for: fresh, reason: failure.description, unlessSynced: true)
+        if !machine.awaitsReceipts, allOffered { receiptSink?.finish() }
     }
 
     /// The whole batch ends unsent (declined, refused, no answer): no receipt is owed for it.
     private func end(_ batch: OutgoingPush.Batch, state: TransferState, failure: AssetFailure) {
         if case .declined = state { summary.state = state } else if !summary.state.isFinal { summary.state = state }
-        for asset in batch.assets { owed[ReceiptKey(offerID: batch.offerID, contentID: asset.contentID)] = nil }
-        fail(batch, failure)
-    }
-
-    /// Fails every content of a batch that is not going to be sent. A content the
-    /// batch repeats, with no receipt outstanding and no failure, was counted stored
-    /// at an earlier occurrence (as `expect` assumes): the content as a whole is not
-    /// stored now, and counting it both ways made stored + failed exceed the push.
-    private func fail(_ batch: OutgoingPush.Batch, _ failure: AssetFailure) {
-        for content in batch.repeated where summary.failures[content] == nil && outstanding[content] == nil {
-            summary.assetsStored -= 1
-        }
-        fail(batch.assets.map(\.contentID), failure)
+        perform(machine.ended(Self.batch(batch), failure))
     }
 }

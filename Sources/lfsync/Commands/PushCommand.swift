@@ -64,95 +64,143 @@ struct PushCommand {
             identity: identity, store: ledger,
             configuration: .init(deviceName: config.name, trust: config.trustPolicy, sendBudget: try BandwidthOption.budget(from: arguments)),
             transport: TCPTransport())
-        var reports: [PeerReport] = []
-        var connected: [Peer] = []
-        var unreachablePeers: [(key: PeerKey, reason: String)] = []
-        var unreachable = false, declined = false, failed = false
+        // Every target is a destination of the push, connected or not: the engine counts and
+        // records what a device that is not connected did not take, by the same rules as the
+        // rest (the CLI writes no ledger row of its own). Why it is not connected is ours.
+        var destinations: [Peer] = []
+        var notConnected: [DeviceID: TargetFailure] = [:]
+        var unidentified: [(label: String, failure: TargetFailure)] = []
         for target in targets {
             do {
                 let peer = try await connect(target, sync: sync, config: config, batch: batch)
-                if !connected.contains(where: { $0.deviceID == peer.deviceID }) { connected.append(peer) }
-            } catch let failure as CommandFailure where failure.exitCode == .declined {
-                declined = true
-                reports.append(PeerReport(peer: target.label, deviceID: target.deviceID?.description, state: "declined: \(failure.message)", assetsStored: 0, assetsFailed: 0, chunkBytesSent: 0, failures: [:]))
-                console.error("\(target.label): \(failure.message)")
+                if !destinations.contains(where: { $0.deviceID == peer.deviceID }) { destinations.append(peer) }
             } catch {
-                unreachable = true
-                reports.append(PeerReport(peer: target.label, deviceID: target.deviceID?.description, state: "unreachable: \(error)", assetsStored: 0, assetsFailed: 0, chunkBytesSent: 0, failures: [:]))
-                console.error("\(target.label): unreachable: \(error)")
-                if let id = target.deviceID { unreachablePeers.append((PeerKey(rawValue: id.description), "unreachable: \(error)")) }
+                let failure: TargetFailure = (error as? CommandFailure).map { $0.exitCode == .declined ? .declined($0.message) : .unreachable($0.message) }
+                    ?? .unreachable("\(error)")
+                console.error("\(target.label): \(failure.text)")
+                if let id = target.deviceID {
+                    notConnected[id] = failure
+                    if !destinations.contains(where: { $0.deviceID == id }) { destinations.append(Peer(deviceID: id, name: target.label)) }
+                } else {
+                    unidentified.append((target.label, failure))
+                }
             }
         }
 
         // Each PATH is scanned while it is sent: a run of folders is offered as soon as it is hashed.
         var contentCount = 0, totalBytes: UInt64 = 0, skippedCount = 0, excludedCount = 0
         var perPeer: [Peer: PeerReport] = [:]
+        var outcomes: [Peer: PeerOutcome] = [:]
         let renderer = ProgressRenderer(mode: progressMode, console: console)
         for (path, url) in zip(arguments.positionals, urls) {
             let index = try await HashUpgradeNotice.upgradedIndex(for: url, home: home, ledger: ledger, exclusions: exclusions, console: console)
-            let scan: LibraryScan
-            let contents: [ContentID]
-            if connected.isEmpty {
-                // Nobody to send to: the scan still says what the unreachable peers are missing.
-                scan = try await LibraryScanner(root: url, cache: index.scanCache, chunkIndex: index.chunkIndex, exclusions: exclusions).scan()
-                contents = Array(Set(scan.assets.map(\.contentID)))
-            } else {
-                let push = try await sync.push(library: url, cache: index.scanCache, chunkIndex: index.chunkIndex, exclusions: exclusions, to: .peers(connected))
-                for await update in push.transfer { renderer.show(update) }
-                for summary in await push.transfer.waitUntilCompleted() {
-                    var report = perPeer[summary.peer] ?? PeerReport(peer: summary.peer.name, deviceID: summary.peer.deviceID.description, state: "completed", assetsStored: 0, assetsFailed: 0, chunkBytesSent: 0, failures: [:])
-                    report.assetsStored += summary.assetsStored
-                    report.assetsFailed += summary.assetsFailed
-                    report.chunkBytesSent += summary.chunkBytesSent
-                    for (id, failure) in summary.failures { report.failures[id.hex] = failure.description }
-                    switch summary.state {
-                    case .completed: break
-                    case let .declined(reason):
-                        declined = true
-                        report.state = "declined: \(reason)"
-                    case let .failed(reason):
-                        failed = true
-                        if report.state == "completed" { report.state = "failed: \(reason)" }
-                    default: break
-                    }
-                    perPeer[summary.peer] = report
+            let push = try await sync.push(library: url, cache: index.scanCache, chunkIndex: index.chunkIndex, exclusions: exclusions, to: .peers(destinations))
+            for await update in push.transfer { renderer.show(update) }
+            for summary in await push.transfer.waitUntilCompleted() {
+                var report = perPeer[summary.peer] ?? PeerReport(peer: summary.peer.name, deviceID: summary.peer.deviceID.description, state: "", assetsStored: 0, assetsFailed: 0, chunkBytesSent: 0, failures: [:])
+                report.assetsStored += summary.assetsStored
+                report.assetsFailed += summary.assetsFailed
+                report.chunkBytesSent += summary.chunkBytesSent
+                for (id, failure) in summary.failures { report.failures[id.hex] = failure.description }
+                perPeer[summary.peer] = report
+                let outcome: PeerOutcome = switch (notConnected[summary.peer.deviceID], summary.state) {
+                case let (failure?, _): .notConnected(failure)
+                case (nil, .completed): .completed
+                case let (nil, .declined(reason)): .declined(reason)
+                case let (nil, .failed(reason)): .failed(reason)
+                case (nil, _): .failed("\(summary.state)")
                 }
-                scan = try await push.scan.value.get()
-                contents = unreachablePeers.isEmpty ? [] : push.contentIDs
-                contentCount += push.contentCount
+                outcomes[summary.peer] = PeerOutcome.worse(outcomes[summary.peer], outcome)
             }
-            if connected.isEmpty { contentCount += contents.count }
+            let scan = try await push.scan.value.get()
+            contentCount += push.contentCount
             totalBytes += scan.statistics.bytes
             console.detail("\(path): \(scan.statistics.files) files, \(scan.statistics.filesHashed) hashed, \(scan.statistics.filesFromCache) from cache")
             for skipped in scan.skipped { console.detail("skipped \(skipped.path.printable): \(skipped.reason)") }
             for excluded in scan.excluded { console.detail("excluded \(excluded.printable)") }
             skippedCount += scan.skipped.count
             excludedCount += scan.excluded.count
-            for (key, reason) in unreachablePeers {
-                // What the peer verified before stays synced: not reaching it says nothing against that.
-                try? ledger.record(.failed, for: contents, peer: key, reason: reason, unlessSynced: true)
-            }
         }
         if excludedCount > 0 { console.detail("\(excludedCount) excluded by the ignore rules") }
         if skippedCount > 0 { console.note("\(skippedCount) file\(skippedCount == 1 ? "" : "s") skipped (-v lists them; 'lfsync scan --json' gives the reasons)") }
-        // Peers declined or unreachable at connection time took none of it.
-        for index in reports.indices { reports[index].assetsFailed = contentCount }
         await sync.stop()
-        reports += perPeer.values.sorted { $0.peer < $1.peer }
-        let exit: ExitCode = unreachable ? .peerUnavailable : declined ? .declined : failed ? .partial : .success
+        // A target known only by its address that could not be reached has no Device ID, and
+        // so no ledger rows: it took none of the push.
+        var reports = unidentified.map { PeerReport(peer: $0.label, deviceID: nil, state: $0.failure.text, assetsStored: 0,
+                                                   assetsFailed: contentCount, chunkBytesSent: 0, failures: [:]) }
+        for (peer, var report) in perPeer.sorted(by: { $0.value.peer < $1.value.peer }) {
+            report.state = outcomes[peer]?.text ?? "completed"
+            reports.append(report)
+        }
+        let all = Array(outcomes.values) + unidentified.map { .notConnected($0.failure) }
+        let exit: ExitCode = all.contains(where: \.isUnreachable) ? .peerUnavailable : all.contains(where: \.isDeclined) ? .declined
+            : all.contains(where: \.isFailed) ? .partial : .success
 
         if arguments[LFSyncCommands.json] {
             console.result(try JSONOutput.render(Report(assets: contentCount, bytes: totalBytes, peers: reports, exitCode: exit.rawValue)))
         } else if !(batch && exit == .success) {
             for report in reports {
                 let line = "\(report.peer): \(report.state) — \(report.assetsStored) of \(contentCount) assets confirmed, \(ByteCountText.format(report.chunkBytesSent)) sent"
-                if report.state == "completed" { console.note(line) } else { console.error(line) }
+                if report.assetsStored == contentCount, report.assetsFailed == 0 { console.note(line) } else { console.error(line) }
                 for (id, reason) in report.failures.sorted(by: { $0.key < $1.key }).prefix(console.verbosity == .verbose ? .max : 5) {
                     console.error("  \(id.prefix(12)): \(reason)")
                 }
             }
         }
         return exit
+    }
+
+    /// Why a target could not be connected to.
+    enum TargetFailure {
+        case declined(String)
+        case unreachable(String)
+
+        var text: String {
+            switch self {
+            case let .declined(message): "declined: \(message)"
+            case let .unreachable(message): "unreachable: \(message)"
+            }
+        }
+    }
+
+    /// How the push ended for one peer, over every PATH: the worst of them.
+    enum PeerOutcome {
+        case completed
+        case failed(String)
+        case declined(String)
+        case notConnected(TargetFailure)
+
+        var text: String {
+            switch self {
+            case .completed: "completed"
+            case let .failed(reason): "failed: \(reason)"
+            case let .declined(reason): "declined: \(reason)"
+            case let .notConnected(failure): failure.text
+            }
+        }
+
+        var isUnreachable: Bool { if case .notConnected(.unreachable) = self { true } else { false } }
+        var isDeclined: Bool {
+            switch self {
+            case .declined, .notConnected(.declined): true
+            default: false
+            }
+        }
+        var isFailed: Bool { if case .failed = self { true } else { false } }
+
+        /// The outcome that says more: not connected, then declined, then failed, then completed.
+        static func worse(_ old: PeerOutcome?, _ new: PeerOutcome) -> PeerOutcome {
+            guard let old else { return new }
+            func rank(_ outcome: PeerOutcome) -> Int {
+                switch outcome {
+                case .completed: 0
+                case .failed: 1
+                case .declined: 2
+                case .notConnected: 3
+                }
+            }
+            return rank(new) > rank(old) ? new : old
+        }
     }
 
     /// `--dry-run`: scans every PATH and says, per target, what a push would offer.

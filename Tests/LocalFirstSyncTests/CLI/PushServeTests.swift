@@ -289,9 +289,19 @@ import Testing
             let log = server.stop()
             #expect(log.contains("declined"))
 
-            // Nobody listens there any more: unreachable.
-            let unreachable = try await laptop.run(["push", laptop.library.path, "--to", "nas", "--batch"])
+            // Nobody listens there any more: unreachable. The engine counts and records it like
+            // any other failure to deliver: the asset failed with nas, and says why.
+            let unreachable = try await laptop.run(["push", laptop.library.path, "--to", "nas", "--batch", "--json"])
             #expect(unreachable.status == 69)
+            struct Report: Decodable { struct Peer: Decodable { var state: String; var assetsFailed: Int }; var assets: Int; var peers: [Peer] }
+            let report = try JSONDecoder().decode(Report.self, from: Data(unreachable.stdout.utf8))
+            #expect(report.assets == 1 && report.peers.map(\.assetsFailed) == [1], "\(unreachable.stdout)")
+            #expect(report.peers.first?.state.hasPrefix("unreachable: ") == true, "\(unreachable.stdout)")
+            struct Status: Decodable { var peer: String; var failed: Int; var failures: [String: String]? }
+            let status = try await JSONDecoder().decode([Status].self, from: Data(laptop.run(["status", "--json"]).stdout.utf8))
+            let nasStatus = try #require(status.first { $0.peer == "nas" })
+            #expect(nasStatus.failed == 1)
+            #expect(nasStatus.failures?.values.allSatisfy { $0.hasPrefix("not connected: ") } == true, "\(String(describing: nasStatus.failures))")
 
             // HOST:PORT of a device we never trusted: refused in batch mode, nothing sent.
             let stranger = try Device("stranger", in: root)

@@ -37,6 +37,10 @@ import Testing
             }
             let summaries = await transfer.waitUntilCompleted()
             #expect(summaries.map(\.state) == [.cancelled])
+            // Every asset is counted once: stored, or failed because the sender cancelled.
+            let summary = try #require(summaries.first)
+            #expect(summary.assetsStored + summary.assetsFailed == Set(assets.map(\.contentID)).count)
+            #expect(summary.failures.values.allSatisfy { $0 == .cancelled } && summary.assetsFailed > 0)
             let states = try Self.ledgerStates(laptop, nas, assets)
             #expect(states.allSatisfy { $0 == .pending || $0 == .synced }, "nothing failed, nothing left in flight: \(states)")
             #expect(states.contains(.pending), "the transfer was stopped before everything was confirmed")
