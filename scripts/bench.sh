@@ -368,7 +368,7 @@ for _ in $(seq 1 "$reps"); do
   settle; t=$(now); rsync_ssh "$real" "$dest/real" >/dev/null; t_s+=("$(elapsed "$t")")
 done
 l=$(median "${t_l[@]}"); s=$(median "${t_s[@]}")
-row "| $real_files small files, repeat, nothing changed | ${l} s | ssh no-op ${s} s | $(ratio "$l" "$s") | ≤ 1.0 vs ssh's no-op, 0 chunk bytes | lfsync $b_l chunk bytes |"
+row "| $real_files small files, repeat, nothing changed | ${l} s | ssh no-op ${s} s | $(ratio "$l" "$s") | ≤ 0.8 vs ssh's no-op, 0 chunk bytes | lfsync $b_l chunk bytes |"
 stop_serve d1; unset 'library[d1]'; start_serve d1
 fi
 
