@@ -24,10 +24,16 @@ package enum LedgerChange: Sendable {
     /// `synced` for every content, each with its own size (see `SyncStateStore.recordSynced`).
     case synced([(content: ContentID, bytes: UInt64)], peer: PeerKey, at: Date = Date())
 
+    /// Whether the change marks rows in flight (they then carry the writing run: `LedgerRun`).
+    var marksInFlight: Bool {
+        if case .record(.inFlight, _, _, _, _, _, _) = self { true } else { false }
+    }
+
     /// Writes the rows that would change; the caller holds the transaction.
     /// `known` says which rows already say what a change would write, and
-    /// learns what this change wrote (see `SyncedLedgerRows`).
-    func apply(to db: SQLiteDatabase, known: inout SyncedLedgerRows) throws(SQLiteError) {
+    /// learns what this change wrote (see `SyncedLedgerRows`). A row written
+    /// in flight names `run`; every other row names none.
+    func apply(to db: SQLiteDatabase, known: inout SyncedLedgerRows, run: Int64? = nil) throws(SQLiteError) {
         switch self {
         case let .record(state, contents, peer, reason, bytes, keep, date):
             var written = contents
@@ -49,6 +55,7 @@ package enum LedgerChange: Sendable {
             try upsert.bind(SQLiteValue.optional(reason.map { String($0.prefix(SyncStateStore.maxReasonLength)) }), at: 4)
             try upsert.bind(bytes.map { .integer(unsigned: $0) } ?? .null, at: 5)
             try upsert.bind(SyncStateStore.milliseconds(date), at: 6)
+            try upsert.bind(state == .inFlight ? run.map { .integer($0) } ?? .null : .null, at: 8)
             for content in written {
                 try upsert.bind(content.hash, at: 2)
                 try upsert.run()
@@ -70,12 +77,12 @@ package enum LedgerChange: Sendable {
     }
 
     private static let upsert = """
-        INSERT INTO sync_state (peer, content_id, state, reason, bytes, updated_at_ms)
-        VALUES (?, ?, ?, ?, ?, ?)
+        INSERT INTO sync_state (peer, content_id, state, reason, bytes, updated_at_ms, run)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?8)
         ON CONFLICT (peer, content_id) DO UPDATE SET
             state = excluded.state, reason = excluded.reason,
             bytes = coalesce(excluded.bytes, sync_state.bytes),
-            updated_at_ms = excluded.updated_at_ms
+            updated_at_ms = excluded.updated_at_ms, run = excluded.run
         """
     private static let upsertUnlessSynced = upsert + " WHERE sync_state.state <> 'synced'"
     private static let upsertUnlessSyncedBefore = upsert + " WHERE sync_state.state <> 'synced' OR sync_state.updated_at_ms >= ?7"
@@ -86,11 +93,11 @@ package enum LedgerChange: Sendable {
     /// would dirty every page of the ledger and make each commit wait for an
     /// fsync, with nothing to record.
     private static let upsertSynced = """
-        INSERT INTO sync_state (peer, content_id, state, reason, bytes, updated_at_ms)
-        VALUES (?, ?, ?, NULL, ?, ?)
+        INSERT INTO sync_state (peer, content_id, state, reason, bytes, updated_at_ms, run)
+        VALUES (?, ?, ?, NULL, ?, ?, NULL)
         ON CONFLICT (peer, content_id) DO UPDATE SET
             state = excluded.state, reason = NULL, bytes = excluded.bytes,
-            updated_at_ms = excluded.updated_at_ms
+            updated_at_ms = excluded.updated_at_ms, run = NULL
         WHERE sync_state.state <> excluded.state OR sync_state.reason IS NOT NULL
             OR sync_state.bytes IS NOT excluded.bytes
         """

@@ -26,10 +26,12 @@ final class LedgerChangeQueue: Sendable {
     private let groups = LockedState(Groups())
     private let database: SerializedDatabase
     private let writer: LedgerWriter
+    private let runs: LedgerRuns
 
-    init(database: SerializedDatabase, writer: LedgerWriter = LedgerWriter()) {
+    init(database: SerializedDatabase, writer: LedgerWriter = LedgerWriter(), runs: LedgerRuns = LedgerRuns()) {
         self.database = database
         self.writer = writer
+        self.runs = runs
     }
 
     func enqueue(_ change: LedgerChange) {
@@ -58,12 +60,14 @@ final class LedgerChangeQueue: Sendable {
             if groups.open == id { groups.open = nil }
             return groups.waiting.removeValue(forKey: id) ?? []
         }
+        // In a transaction of its own, before any row names it.
+        let run = changes.contains(where: \.marksInFlight) ? runs.id(registeringIn: database) : nil
         // Bookkeeping whose failure the callers ignore anyway (see `SyncStateStore.enqueue`).
         do {
             try database.write { db throws(SQLiteError) in
                 for change in changes {
                     do {
-                        try db.transaction { () throws(SQLiteError) in try writer.apply(change, to: db) }
+                        try db.transaction { () throws(SQLiteError) in try writer.apply(change, to: db, run: run) }
                     } catch {
                         writer.forgetAll()
                     }

@@ -10,11 +10,11 @@ final class LedgerWriter: Sendable {
     /// Applies `change` in the caller's transaction or savepoint. What it learnt
     /// is forgotten if it throws; a caller whose transaction then fails to commit
     /// calls `forgetAll()`.
-    func apply(_ change: LedgerChange, to db: SQLiteDatabase) throws(SQLiteError) {
+    func apply(_ change: LedgerChange, to db: SQLiteDatabase, run: Int64? = nil) throws(SQLiteError) {
         try known.withLock { (known: inout SyncedLedgerRows) throws(SQLiteError) in
             do throws(SQLiteError) {
                 try known.refresh(db)
-                try change.apply(to: db, known: &known)
+                try change.apply(to: db, known: &known, run: run)
             } catch {
                 known.forgetAll()
                 throw error

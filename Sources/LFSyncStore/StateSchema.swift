@@ -104,5 +104,20 @@ enum StateSchema {
             DELETE FROM chunk_file;
             DELETE FROM scan_cache;
             """),
+        Migration(version: 5, name: "runs own their rows in flight", sql: """
+            -- A row in flight belongs to the run (the process) that wrote it. Once that run
+            -- is gone (it crashed, or was killed), readers see the row as interrupted, not in
+            -- flight: nothing is working on it any more. A run is named by its PID, the boot
+            -- it ran in and the kernel's start time of that PID (LedgerRun), which no later
+            -- process shares. Rows in flight from before this version have no run.
+            CREATE TABLE ledger_run (
+                id      INTEGER PRIMARY KEY,
+                pid     INTEGER NOT NULL,
+                boot    TEXT    NOT NULL,
+                started INTEGER NOT NULL
+            );
+            ALTER TABLE sync_state ADD COLUMN run INTEGER;
+            CREATE INDEX sync_state_by_run ON sync_state (run) WHERE run IS NOT NULL;
+            """),
     ])
 }

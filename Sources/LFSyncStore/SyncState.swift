@@ -12,4 +12,8 @@ public enum SyncState: String, Sendable, Codable, CaseIterable {
     case synced
     /// The last attempt failed; `SyncStateStore.failureReason` says why.
     case failed
+    /// Was in flight in a run that ended before it was confirmed (the sending process
+    /// crashed or was killed): nothing is working on it. Never stored; the ledger reads an
+    /// `inFlight` row this way once its run is gone (`LedgerRun`).
+    case interrupted
 }

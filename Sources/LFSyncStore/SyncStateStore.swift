@@ -36,6 +36,8 @@ public final class SyncStateStore: Sendable {
     private let database: SerializedDatabase
     private let changes: LedgerChangeQueue
     private let writer = LedgerWriter()
+    /// This process's run, which owns the rows it marks in flight (`LedgerRun`).
+    private let runs = LedgerRuns()
 
     /// Frees what the ledger keeps only to be faster: the page cache its connection is
     /// not using, and the rows it remembers as synced (refilled one row at a time by
@@ -48,7 +50,7 @@ public final class SyncStateStore: Sendable {
 
     init(database: SerializedDatabase) {
         self.database = database
-        changes = LedgerChangeQueue(database: database, writer: writer)
+        changes = LedgerChangeQueue(database: database, writer: writer, runs: runs)
     }
 
     /// Opens the ledger in the state database at `url` (creating directories
@@ -104,19 +106,49 @@ public final class SyncStateStore: Sendable {
         return entry.reason
     }
 
+    /// The row, with an `inFlight` row whose run is gone read as `interrupted`.
     public func entry(of content: ContentID, for peer: PeerKey) throws(SQLiteError) -> Entry? {
         try database.withDatabase { db throws(SQLiteError) in
-            try db.cachedStatement("""
-                SELECT state, reason, bytes, updated_at_ms FROM sync_state WHERE peer = ? AND content_id = ?
+            let live = try LedgerRuns.live(in: db)
+            return try db.cachedStatement("""
+                SELECT state, run, reason, bytes, updated_at_ms FROM sync_state WHERE peer = ? AND content_id = ?
                 """)
                 .firstRow([.text(peer.rawValue), .blob(content.hash.bytes)]) { row -> Entry? in
-                    guard let state = row.text(at: 0).flatMap(SyncState.init(rawValue:)) else { return nil }
+                    guard let state = Self.state(in: row, live: live) else { return nil }
                     return Entry(
-                        content: content, peer: peer, state: state, reason: row.text(at: 1),
-                        bytes: row.optionalInt64(at: 2).map { UInt64(bitPattern: $0) },
-                        updatedAt: Self.date(milliseconds: row.int64(at: 3)))
+                        content: content, peer: peer, state: state, reason: row.text(at: 2),
+                        bytes: row.optionalInt64(at: 3).map { UInt64(bitPattern: $0) },
+                        updatedAt: Self.date(milliseconds: row.int64(at: 4)))
                 } ?? nil
         }
+    }
+
+    /// The state of each of `contents` that has a row with `peer`, in one read: what a
+    /// listing of a library's assets asks (one query, not one per asset).
+    public func states(of contents: [ContentID], for peer: PeerKey) throws(SQLiteError) -> [ContentID: SyncState] {
+        let wanted = Set(contents)
+        guard !wanted.isEmpty else { return [:] }
+        return try database.withDatabase { db throws(SQLiteError) in
+            let live = try LedgerRuns.live(in: db)
+            var states: [ContentID: SyncState] = [:]
+            try db.cachedStatement("SELECT content_id, state, run FROM sync_state WHERE peer = ?")
+                .forEachRow([.text(peer.rawValue)]) { row in
+                    guard let content = Self.contentID(in: row), wanted.contains(content),
+                          let state = Self.state(in: row, at: 1, live: live) else { return }
+                    states[content] = state
+                }
+            return states
+        }
+    }
+
+    /// The state of a row (columns `state` at `column` and `run` after it): an `inFlight`
+    /// row whose run is not among `live` has nobody working on it, and reads `interrupted`.
+    /// Unknown text (a damaged database), or a stored `interrupted`, is no state at all.
+    private static func state(in row: SQLiteRow, at column: Int32 = 0, live: Set<Int64>) -> SyncState? {
+        guard let state = row.text(at: column).flatMap(SyncState.init(rawValue:)), state != .interrupted else { return nil }
+        guard state == .inFlight else { return state }
+        let run = row.optionalInt64(at: column + 1)
+        return run.map(live.contains) == true ? .inFlight : .interrupted
     }
 
     // MARK: Writing
@@ -138,6 +170,7 @@ public final class SyncStateStore: Sendable {
         _ state: SyncState, for contents: [ContentID], peer: PeerKey,
         reason: String? = nil, bytes: UInt64? = nil, unlessSynced: Bool = false, at date: Date = Date()
     ) throws(SQLiteError) {
+        precondition(state != .interrupted, "interrupted is how a row in flight of a run that is gone reads; it is never written")
         guard !contents.isEmpty else { return }
         let change = LedgerChange.record(state, contents: contents, peer: peer, reason: reason, bytes: bytes, keep: unlessSynced ? .synced : .nothing, at: date)
         try write(change)
@@ -202,11 +235,16 @@ public final class SyncStateStore: Sendable {
         return candidates.filter { !synced.contains($0) }
     }
 
-    /// Every content in `state` with `peer`, in content ID order.
+    /// Every content in `state` with `peer`, in content ID order (`inFlight` and
+    /// `interrupted` as `entry(of:for:)` tells them apart).
     public func contentIDs(in state: SyncState, for peer: PeerKey) throws(SQLiteError) -> [ContentID] {
-        try database.withDatabase { db throws(SQLiteError) in
-            try db.cachedStatement("SELECT content_id FROM sync_state WHERE peer = ? AND state = ? ORDER BY content_id")
-                .rows([.text(peer.rawValue), .text(state.rawValue)], Self.contentID(in:))
+        let stored: SyncState = state == .interrupted ? .inFlight : state
+        return try database.withDatabase { db throws(SQLiteError) in
+            let live = try LedgerRuns.live(in: db)
+            return try db.cachedStatement("SELECT content_id, state, run FROM sync_state WHERE peer = ? AND state = ? ORDER BY content_id")
+                .rows([.text(peer.rawValue), .text(stored.rawValue)]) { row in
+                    Self.state(in: row, at: 1, live: live) == state ? Self.contentID(in: row) : nil
+                }
                 .compactMap { $0 }
         }
     }
@@ -216,27 +254,22 @@ public final class SyncStateStore: Sendable {
     /// Per state: how many assets and how many bytes (as recorded) for `peer`; every state present.
     public func totals(for peer: PeerKey) throws(SQLiteError) -> [SyncState: (count: Int, bytes: UInt64)] {
         try database.withDatabase { db throws(SQLiteError) in
+            let live = try LedgerRuns.live(in: db)
             var totals = Dictionary(uniqueKeysWithValues: SyncState.allCases.map { ($0, (count: 0, bytes: UInt64(0))) })
-            try db.cachedStatement("SELECT state, count(*), coalesce(sum(max(bytes, 0)), 0) FROM sync_state WHERE peer = ? GROUP BY state")
+            try db.cachedStatement("""
+                SELECT state, run, count(*), coalesce(sum(max(bytes, 0)), 0) FROM sync_state WHERE peer = ? GROUP BY state, run
+                """)
                 .forEachRow([.text(peer.rawValue)]) { row in
-                    guard let state = row.text(at: 0).flatMap(SyncState.init(rawValue:)), let current = totals[state] else { return }
-                    totals[state] = (current.count + Int(truncatingIfNeeded: row.int64(at: 1)),
-                                     current.bytes + UInt64(clamping: row.int64(at: 2)))
+                    guard let state = Self.state(in: row, live: live), let current = totals[state] else { return }
+                    totals[state] = (current.count + Int(truncatingIfNeeded: row.int64(at: 2)),
+                                     current.bytes + UInt64(clamping: row.int64(at: 3)))
                 }
             return totals
         }
     }
 
     public func counts(for peer: PeerKey) throws(SQLiteError) -> [SyncState: Int] {
-        try database.withDatabase { db throws(SQLiteError) in
-            var counts = Dictionary(uniqueKeysWithValues: SyncState.allCases.map { ($0, 0) })
-            try db.cachedStatement("SELECT state, count(*) FROM sync_state WHERE peer = ? GROUP BY state")
-                .forEachRow([.text(peer.rawValue)]) { row in
-                    guard let state = row.text(at: 0).flatMap(SyncState.init(rawValue:)) else { return }
-                    counts[state, default: 0] += Int(truncatingIfNeeded: row.int64(at: 1))
-                }
-            return counts
-        }
+        try totals(for: peer).mapValues(\.count)
     }
 
     /// Every peer with at least one row, sorted.
@@ -251,8 +284,9 @@ public final class SyncStateStore: Sendable {
     // MARK: Helpers
 
     private func write(_ change: LedgerChange) throws(SQLiteError) {
+        let run = change.marksInFlight ? runs.id(registeringIn: database) : nil
         do {
-            try database.write { db throws(SQLiteError) in try writer.apply(change, to: db) }
+            try database.write { db throws(SQLiteError) in try writer.apply(change, to: db, run: run) }
         } catch {
             writer.forgetAll()
             throw error

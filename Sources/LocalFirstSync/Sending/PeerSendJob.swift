@@ -115,7 +115,7 @@ actor PeerSendJob {
             summary.state = .cancelled
         }
         // The ledger says what the summary says before anyone hears the push ended.
-        _ = try? await store.onDatabaseThread { _ in }
+        await store.barrier()
         publish(summary.state)
         transfer.peerEnded(summary)
     }
@@ -139,7 +139,7 @@ actor PeerSendJob {
         for case let .record(state, contents, why, keep) in actions {
             store.enqueue(.record(state, contents: contents, peer: peer.ledgerKey, reason: why, keep: keep))
         }
-        _ = try? await store.onDatabaseThread { _ in }
+        await store.barrier()
         let summary = PeerTransferSummary(peer: peer, state: .failed(reason: reason), assetsStored: 0,
                                           assetsFailed: machine.failures.count, chunkBytesSent: 0, failures: machine.failures)
         transfer.publish(TransferUpdate(peer: peer, progress: TransferProgress(assetsTotal: push.contentCount), state: summary.state))

@@ -213,9 +213,8 @@ struct PushCommand {
         let contents = Array(Set(assets.map(\.contentID)))
         let totalBytes = assets.reduce(UInt64(0)) { $0 + $1.totalSize }
         for target in targets {
-            let notSynced = target.deviceID.map { id in
-                (try? ledger.contentIDs(notSyncedWith: PeerKey(rawValue: id.description), from: contents).count) ?? contents.count
-            } ?? contents.count
+            var notSynced = contents.count
+            if let id = target.deviceID, let missing = try? await ledger.contentIDs(notSyncedWith: id, from: contents) { notSynced = missing.count }
             console.result("\(target.label): would offer \(contents.count) assets (\(ByteCountText.format(totalBytes))); \(notSynced) not yet synced with it")
         }
         return .success

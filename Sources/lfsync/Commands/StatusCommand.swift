@@ -18,6 +18,8 @@ struct StatusCommand {
         var syncedBytes: UInt64
         var pending: Int
         var inFlight: Int
+        /// In flight in a push that ended before it was confirmed (crashed or killed).
+        var interrupted: Int
         var failed: Int
         var failures: [String: String]?
         /// Per asset, by primary path; a list, not an object keyed by path, because two
@@ -36,7 +38,7 @@ struct StatusCommand {
         let ledger = try home.ledger()
         let resolver = PeerResolver(config: config, localDeviceID: identity.deviceID)
         var peers: [(name: String, key: PeerKey)] = config.peers.map { ($0.name, PeerKey(rawValue: (try? DeviceID(parsing: $0.deviceID))?.description ?? $0.deviceID)) }
-        for key in try ledger.peers() where !peers.contains(where: { $0.key == key }) {
+        for key in try await ledger.read({ store throws(SQLiteError) in try store.peers() }) where !peers.contains(where: { $0.key == key }) {
             peers.append(((try? DeviceID(parsing: key.rawValue))?.shortForm ?? key.rawValue, key))
         }
         if let only = try arguments.value(Self.peer) {
@@ -54,14 +56,16 @@ struct StatusCommand {
         for (name, key) in peers {
             let trusted = (try? DeviceID(parsing: key.rawValue)).flatMap { config.trusted($0) }
             var status = PeerStatus(peer: name, deviceID: key.rawValue, autoAccept: trusted?.autoAccept ?? false, allowPull: trusted?.allowPull ?? false,
-                                    synced: 0, syncedBytes: 0, pending: 0, inFlight: 0, failed: 0)
+                                    synced: 0, syncedBytes: 0, pending: 0, inFlight: 0, interrupted: 0, failed: 0)
             if let assets {
                 var perAsset: [AssetStatus] = []
                 // Counts are per content (the ledger's unit): copies of one content at several
                 // paths count once; the per-asset listing shows every path.
                 var counted = Set<ContentID>()
+                let contents = assets.map(\.contentID)
+                let states = try await ledger.read { store throws(SQLiteError) in try store.states(of: contents, for: key) }
                 for asset in assets {
-                    let state = try ledger.state(of: asset.contentID, for: key) ?? .pending
+                    let state = states[asset.contentID] ?? .pending
                     perAsset.append(AssetStatus(path: asset.primaryPath.string, state: state.rawValue))
                     guard counted.insert(asset.contentID).inserted else { continue }
                     switch state {
@@ -70,24 +74,29 @@ struct StatusCommand {
                         status.syncedBytes += asset.totalSize
                     case .pending: status.pending += 1
                     case .inFlight: status.inFlight += 1
+                    case .interrupted: status.interrupted += 1
                     case .failed: status.failed += 1
                     }
                 }
                 if console.verbosity == .verbose { status.assets = perAsset }
             } else {
-                let totals = try ledger.totals(for: key)
+                let totals = try await ledger.read { store throws(SQLiteError) in try store.totals(for: key) }
                 status.synced = totals[.synced]?.count ?? 0
                 status.syncedBytes = totals[.synced]?.bytes ?? 0
                 status.pending = totals[.pending]?.count ?? 0
                 status.inFlight = totals[.inFlight]?.count ?? 0
+                status.interrupted = totals[.interrupted]?.count ?? 0
                 status.failed = totals[.failed]?.count ?? 0
             }
             if status.failed > 0 {
-                var failures: [String: String] = [:]
-                for id in try ledger.contentIDs(in: .failed, for: key).prefix(console.verbosity == .verbose ? 1000 : 5) {
-                    failures[id.hex] = try ledger.failureReason(of: id, for: key) ?? "unknown"
+                let limit = console.verbosity == .verbose ? 1000 : 5
+                status.failures = try await ledger.read { store throws(SQLiteError) in
+                    var failures: [String: String] = [:]
+                    for id in try store.contentIDs(in: .failed, for: key).prefix(limit) {
+                        failures[id.hex] = try store.failureReason(of: id, for: key) ?? "unknown"
+                    }
+                    return failures
                 }
-                status.failures = failures
             }
             statuses.append(status)
         }
@@ -98,7 +107,7 @@ struct StatusCommand {
         if statuses.isEmpty { console.note("no peers yet: 'lfsync trust DEVICE-ID' adds one") }
         for status in statuses {
             let permissions = DeviceConfig.TrustedPeer.permissions(autoAccept: status.autoAccept, allowPull: status.allowPull)
-            console.result("\(status.peer) (\(status.deviceID.prefix(7)); \(permissions)): \(status.synced) synced (\(ByteCountText.format(status.syncedBytes))), \(status.pending) pending, \(status.inFlight) in flight, \(status.failed) failed")
+            console.result("\(status.peer) (\(status.deviceID.prefix(7)); \(permissions)): \(status.synced) synced (\(ByteCountText.format(status.syncedBytes))), \(status.pending) pending, \(status.inFlight) in flight, \(status.interrupted) interrupted, \(status.failed) failed")
             for (id, reason) in (status.failures ?? [:]).sorted(by: { $0.key < $1.key }) {
                 console.result("    failed \(id.prefix(12)): \(reason)")
             }
@@ -116,7 +125,7 @@ extension StatusCommand: LFSyncCommand {
     static let spec = CommandSpec(
         name: "status",
         abstract: "Show what is synced with which peer",
-        discussion: "Per peer: whether its offers are accepted without asking (auto-accept) and whether it may pull, and how many assets are synced, pending, in flight or failed, and their bytes. With PATH, only the assets in that folder are counted, and assets never offered count as pending. With -v, one line per asset.",
+        discussion: "Per peer: whether its offers are accepted without asking (auto-accept) and whether it may pull, and how many assets are synced, pending, in flight, interrupted (in flight in a push that crashed or was killed: the next push offers them again) or failed, and their bytes. With PATH, only the assets in that folder are counted, and assets never offered count as pending. With -v, one line per asset.",
         options: [peer.spec, LFSyncCommands.json.spec],
         arguments: [ArgumentSpec(name: "PATH", help: "Count only the assets in this folder.", isOptional: true, completion: .directory)],
         examples: ["lfsync status", "lfsync status ~/Pictures --peer nas -v"]

@@ -224,7 +224,7 @@ final class WatchLoop {
         let all = scan.assets.map(\.contentID)
         var wanted = Set<ContentID>()
         for peer in peers {
-            let missing = (try? ledger.contentIDs(notSyncedWith: PeerKey(rawValue: peer.deviceID.description), from: all)) ?? all
+            let missing = (try? await ledger.contentIDs(notSyncedWith: peer.deviceID, from: all)) ?? all
             wanted.formUnion(missing)
         }
         guard !wanted.isEmpty else { return nil }

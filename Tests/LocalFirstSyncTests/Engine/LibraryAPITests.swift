@@ -22,9 +22,9 @@ import Testing
             #expect(try EngineHarness.tree(receivers[0].library) == EngineHarness.tree(laptop.library))
             #expect(try EngineHarness.tree(receivers[1].library).isEmpty, "the peer not named received nothing")
             // The ledger, asked by the peer's proven identity as the app holds it.
-            #expect(try laptop.store.contentIDs(notSyncedWith: nas.syncIdentity, from: assets.map(\.contentID)).isEmpty)
+            #expect(try await laptop.store.contentIDs(notSyncedWith: nas.syncIdentity, from: assets.map(\.contentID)).isEmpty)
             let other = try #require(await laptop.sync.connectedPeers.first { $0 != nas })
-            #expect(try laptop.store.assets(notSyncedWith: other.syncIdentity, from: assets).count == assets.count)
+            #expect(try await laptop.store.assets(notSyncedWith: other.syncIdentity, from: assets).count == assets.count)
         }
     }
 

@@ -13,7 +13,7 @@ struct SyncStateStoreTests {
         let store = try SyncStateStore.inMemory()
         let content = StoreFixtures.contentID(1)
         #expect(try store.state(of: content, for: nas) == nil)
-        for state in SyncState.allCases {
+        for state in SyncState.allCases where state != .interrupted {  // read, never written
             try store.record(state, for: [content], peer: nas)
             #expect(try store.state(of: content, for: nas) == state)
         }
@@ -123,13 +123,13 @@ struct SyncStateStoreTests {
         try store.record(.synced, for: Array(contents.prefix(4)), peer: nas)
         try store.record(.failed, for: [contents[9]], peer: laptop, reason: "disk full")
 
-        #expect(try store.counts(for: nas) == [.synced: 4, .pending: 6, .inFlight: 0, .failed: 0])
-        #expect(try store.counts(for: laptop) == [.synced: 0, .pending: 9, .inFlight: 0, .failed: 1])
+        #expect(try store.counts(for: nas) == [.synced: 4, .pending: 6, .inFlight: 0, .interrupted: 0, .failed: 0])
+        #expect(try store.counts(for: laptop) == [.synced: 0, .pending: 9, .inFlight: 0, .interrupted: 0, .failed: 1])
         #expect(try store.state(of: contents[0], for: laptop) == .pending)
         #expect(try store.state(of: contents[9], for: nas) == .pending)
         #expect(try store.failureReason(of: contents[9], for: nas) == nil)
         #expect(try store.peers() == [laptop, nas])
-        #expect(try store.counts(for: "unknown-peer") == [.synced: 0, .pending: 0, .inFlight: 0, .failed: 0])
+        #expect(try store.counts(for: "unknown-peer") == [.synced: 0, .pending: 0, .inFlight: 0, .interrupted: 0, .failed: 0])
     }
 
     @Test func failureReasonFollowsTheState() throws {
@@ -184,7 +184,7 @@ struct SyncStateStoreTests {
         #expect(try store.contentIDs(notSyncedWith: laptop, from: shuffled) == [StoreFixtures.contentID(-1)])
         #expect(try store.contentIDs(notSyncedWith: "new-peer", from: shuffled) == shuffled)
         #expect(try store.contentIDs(in: .failed, for: nas).count == 33_333)
-        #expect(try store.counts(for: nas) == [.synced: 33_334, .failed: 33_333, .pending: 0, .inFlight: 0])
+        #expect(try store.counts(for: nas) == [.synced: 33_334, .failed: 33_333, .pending: 0, .inFlight: 0, .interrupted: 0])
     }
 
     @Test func contentIDsInStateAreSorted() throws {
@@ -204,14 +204,17 @@ struct SyncStateStoreTests {
             try db.execute("UPDATE sync_state SET state = 'bogus' WHERE content_id = x'\(bogus.hex)'")
             try db.execute("UPDATE sync_state SET state = x'FF00' WHERE content_id = x'\(blobState.hex)'")
             // A content ID of the wrong length, and a NULL-ish state, straight into the table.
-            try db.execute("INSERT INTO sync_state VALUES ('nas', x'0102', 'synced', NULL, NULL, 0)")
-            try db.execute("INSERT INTO sync_state VALUES ('nas', x'\(StoreFixtures.hash(4).hex)', '', 7, 'many', 'soon')")
+            try db.execute("INSERT INTO sync_state VALUES ('nas', x'0102', 'synced', NULL, NULL, 0, NULL)")
+            try db.execute("INSERT INTO sync_state VALUES ('nas', x'\(StoreFixtures.hash(4).hex)', '', 7, 'many', 'soon', 'who')")
+            // A state only ever read, never stored: a row that says it is no row.
+            try db.execute("INSERT INTO sync_state VALUES ('nas', x'\(StoreFixtures.hash(5).hex)', 'interrupted', NULL, NULL, 0, NULL)")
         }
         #expect(try store.state(of: bogus, for: nas) == nil)
         #expect(try store.state(of: blobState, for: nas) == nil)
         #expect(try store.state(of: StoreFixtures.contentID(4), for: nas) == nil)
+        #expect(try store.state(of: StoreFixtures.contentID(5), for: nas) == nil)
         #expect(try store.entry(of: good, for: nas)?.state == .synced)
-        #expect(try store.counts(for: nas) == [.synced: 2, .pending: 0, .inFlight: 0, .failed: 0])
+        #expect(try store.counts(for: nas) == [.synced: 2, .pending: 0, .inFlight: 0, .interrupted: 0, .failed: 0])
         #expect(try store.contentIDs(in: .synced, for: nas) == [good])
         #expect(try store.contentIDs(notSyncedWith: nas, from: [bogus, blobState, good]) == [bogus, blobState])
 
@@ -257,5 +260,36 @@ struct SyncStateStoreTests {
         let data = try JSONEncoder().encode([PeerKey("dev-a")])
         #expect(String(decoding: data, as: UTF8.self) == #"["dev-a"]"#)
         #expect(try JSONDecoder().decode([PeerKey].self, from: data) == ["dev-a"])
+    }
+
+    /// A row in flight belongs to the run that wrote it: this process's rows read in flight,
+    /// a row of a run that is gone (its PID no longer started when it was recorded) reads
+    /// interrupted — in `state`, `entry`, `states`, `totals` and `contentIDs(in:)` alike.
+    @Test func rowsInFlightOfARunThatIsGoneReadInterrupted() throws {
+        let state = try StateDatabase.inMemory()
+        let store = state.syncState
+        let (mine, theirs, old) = (StoreFixtures.contentID(1), StoreFixtures.contentID(2), StoreFixtures.contentID(3))
+        try store.record(.inFlight, for: [mine], peer: nas)
+        try state.database.withDatabase { db throws(SQLiteError) in
+            // A run that was: this machine's PID 1 never started at tick 1.
+            try db.execute("INSERT INTO ledger_run (id, pid, boot, started) VALUES (99, 1, 'another boot', 1)")
+            try db.execute("INSERT INTO sync_state VALUES ('nas', x'\(theirs.hex)', 'inFlight', NULL, 10, 0, 99)")
+            // In flight from before runs were recorded.
+            try db.execute("INSERT INTO sync_state VALUES ('nas', x'\(old.hex)', 'inFlight', NULL, 20, 0, NULL)")
+        }
+        #expect(try store.state(of: mine, for: nas) == .inFlight)
+        #expect(try store.state(of: theirs, for: nas) == .interrupted)
+        #expect(try store.entry(of: old, for: nas)?.state == .interrupted)
+        #expect(try store.states(of: [mine, theirs, old], for: nas) == [mine: .inFlight, theirs: .interrupted, old: .interrupted])
+        #expect(try store.counts(for: nas) == [.synced: 0, .pending: 0, .inFlight: 1, .interrupted: 2, .failed: 0])
+        #expect(try store.totals(for: nas)[.interrupted]?.bytes == 30)
+        #expect(try store.contentIDs(in: .interrupted, for: nas) == [theirs, old].sorted())
+        #expect(try store.contentIDs(in: .inFlight, for: nas) == [mine])
+        // Written again by this run, it is this run's.
+        try store.record(.inFlight, for: [theirs], peer: nas)
+        #expect(try store.state(of: theirs, for: nas) == .inFlight)
+        // Any other state belongs to no run.
+        try store.record(.failed, for: [mine], peer: nas, reason: "x")
+        #expect(try store.state(of: mine, for: nas) == .failed)
     }
 }
