@@ -47,14 +47,14 @@ let package = Package(
         ),
         /// In-memory transport and discovery with fault injection, and a manual
         /// clock: what an app's own tests need (like NIOEmbedded).
-        .target(name: "LocalFirstSyncTesting", dependencies: ["LocalFirstSync", "LFSyncSystem", "LFSyncTransport", "LFSyncDiscovery"]),
-        .executableTarget(name: "lfsync", dependencies: ["LocalFirstSync", "LFSyncSystem", "LFSyncTCP", "LFSyncWire"]),
+        .target(name: "LocalFirstSyncTesting", dependencies: ["LocalFirstSync", "LFSyncSystem", "LFSyncCrypto", "LFSyncContent", "LFSyncStore", "LFSyncTransport", "LFSyncTCP", "LFSyncDiscovery"]),
+        .executableTarget(name: "lfsync", dependencies: ["LocalFirstSync", "LFSyncSystem", "LFSyncCrypto", "LFSyncContent", "LFSyncStore", "LFSyncTransport", "LFSyncTCP", "LFSyncDiscovery", "LFSyncWire"]),
         /// Advertises or browses over DNS-SD; the discovery lab runs it inside network namespaces.
-        .executableTarget(name: "lfsync-discovery-probe", dependencies: ["LocalFirstSync"]),
-        .executableTarget(name: "lfsync-hostile-peer", dependencies: ["LocalFirstSync", "LFSyncTCP", "LFSyncWire"]),
+        .executableTarget(name: "lfsync-discovery-probe", dependencies: ["LocalFirstSync", "LFSyncSystem", "LFSyncCrypto", "LFSyncContent", "LFSyncStore", "LFSyncTransport", "LFSyncTCP", "LFSyncDiscovery"]),
+        .executableTarget(name: "lfsync-hostile-peer", dependencies: ["LocalFirstSync", "LFSyncSystem", "LFSyncCrypto", "LFSyncContent", "LFSyncStore", "LFSyncTransport", "LFSyncTCP", "LFSyncDiscovery", "LFSyncWire"]),
         /// Synthetic media and sample libraries, shared by tests, the demo and the benchmarks.
-        .target(name: "LFSyncFixtures", dependencies: ["LocalFirstSync", "LFSyncSystem"]),
-        .executableTarget(name: "lfsync-bench", dependencies: ["LocalFirstSync", "LFSyncFixtures", "LFSyncTCP", "LFSyncWire"]),
+        .target(name: "LFSyncFixtures", dependencies: ["LocalFirstSync", "LFSyncSystem", "LFSyncCrypto", "LFSyncContent", "LFSyncStore", "LFSyncTransport", "LFSyncTCP", "LFSyncDiscovery"]),
+        .executableTarget(name: "lfsync-bench", dependencies: ["LocalFirstSync", "LFSyncFixtures", "LFSyncSystem", "LFSyncCrypto", "LFSyncContent", "LFSyncStore", "LFSyncTransport", "LFSyncTCP", "LFSyncDiscovery", "LFSyncWire"]),
         /// Every parser of untrusted bytes as a fuzz target; `make fuzz` runs them under libFuzzer,
         /// the tests replay their corpus (Fuzz/corpus).
         .target(name: "LFSyncFuzzing", dependencies: [

@@ -10,7 +10,7 @@ import LFSyncSystem
 /// hashes — is as much a function of the file's bytes alone (the cut points are fixed
 /// by the protocol), and costs one small hash instead of a second pass over every byte
 /// on each side.
-public enum ContentHash {
+package enum ContentHash {
     /// The 14 ASCII bytes `lfsync/3 chunk`: the key of a chunk's hash.
     package static let chunkKey = Array("lfsync/3 chunk".utf8)
     /// The 13 ASCII bytes `lfsync/3 file`: the key of a file's hash.

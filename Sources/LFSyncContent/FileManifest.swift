@@ -47,7 +47,7 @@ public struct FileManifest: Hashable, Sendable, Codable {
 
     /// The manifest of bytes held in memory, cut by the real chunker: for
     /// content that never was a file (tests, generated offers).
-    public init(path: RelativePath, contents: [UInt8], modificationTimeNs: Int64 = 0, configuration: ChunkerConfiguration = .default) {
+    package init(path: RelativePath, contents: [UInt8], modificationTimeNs: Int64 = 0, configuration: ChunkerConfiguration = .default) {
         var hasher = ChunkingHasher(configuration: configuration)
         contents.withUnsafeBytes { hasher.update($0) }
         let (fileHash, chunks) = hasher.finish()

@@ -1,5 +1,5 @@
 /// Classification by file extension (case-insensitive), used by grouping and listings.
-public enum MediaType: Sendable, Hashable {
+package enum MediaType: Sendable, Hashable {
     case stillImage
     case video
     case raw

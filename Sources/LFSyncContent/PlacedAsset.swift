@@ -7,7 +7,7 @@
 /// `Asset` of the same content — same roles, file hashes and chunk lists, in
 /// the same canonical order — so a file index names the same bytes in all of
 /// them.
-public struct PlacedAsset: Hashable, Sendable {
+package struct PlacedAsset: Hashable, Sendable {
     public let contentID: ContentID
     /// Never empty; in the order given (the scanner's: ascending primary path).
     public let placements: [Asset]

@@ -9,7 +9,7 @@ import LFSyncSystem
 /// Instance names are not de-duplicated across members (a DNS-SD name and a
 /// static `host:port` never collide in practice; the engine matches peers by
 /// device ID after the handshake anyway).
-public struct MergedDiscovery: Discovery {
+package struct MergedDiscovery: Discovery {
     public let members: [any Discovery]
 
     public init(_ members: [any Discovery]) {

@@ -6,6 +6,12 @@ import Musl
 import Foundation
 import LFSyncSystem
 import LocalFirstSync
+import LFSyncCrypto
+import LFSyncContent
+import LFSyncStore
+import LFSyncTransport
+import LFSyncTCP
+import LFSyncDiscovery
 
 /// A seeded photo library shaped like one that grew over ten years, for
 /// end-to-end tests and benchmarks that must meet what users really have:

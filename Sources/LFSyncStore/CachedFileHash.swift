@@ -4,7 +4,7 @@ import LFSyncSystem
 
 /// What the scan cache says a file held — its file hash — and the status under
 /// which that was known (see `ScanCache.fileHashes(paths:)`).
-public struct CachedFileHash: Hashable, Sendable {
+package struct CachedFileHash: Hashable, Sendable {
     public var fileHash: Hash256
     public var stamp: FileStamp
     /// Nil when unknown or not to be trusted: then the file never counts as unchanged.

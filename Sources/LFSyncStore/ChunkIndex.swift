@@ -66,7 +66,7 @@ public final class ChunkIndex: Sendable {
     /// Up to `limit` places holding the chunk `hash`, the earliest recorded
     /// first (by file, then offset). Rows that a damaged database made
     /// meaningless are skipped.
-    public func locations(of hash: Hash256, limit: Int = 16) throws(SQLiteError) -> [ChunkLocation] {
+    package func locations(of hash: Hash256, limit: Int = 16) throws(SQLiteError) -> [ChunkLocation] {
         try database.withDatabase { db throws(SQLiteError) in try locations(of: hash, limit: limit, in: db) }
     }
 
@@ -117,7 +117,7 @@ public final class ChunkIndex: Sendable {
 
     /// The stamp each indexed file had when it was recorded, keyed by path:
     /// lets the scanner see which files need re-recording.
-    public func indexedFiles() throws(SQLiteError) -> [RelativePath: FileStamp] {
+    package func indexedFiles() throws(SQLiteError) -> [RelativePath: FileStamp] {
         let libraryID = libraryID
         return try database.withDatabase { db throws(SQLiteError) in
             var files = [RelativePath: FileStamp]()

@@ -3,7 +3,7 @@ import LFSyncContent
 /// Where a chunk's bytes can be found in the library: a hint, not a promise.
 /// The file may have changed since it was indexed; compare `stamp` with a
 /// fresh `fstat` and always re-verify the chunk's hash after reading.
-public struct ChunkLocation: Hashable, Sendable {
+package struct ChunkLocation: Hashable, Sendable {
     /// Library-relative path of the file holding the chunk.
     public var path: RelativePath
     public var offset: UInt64

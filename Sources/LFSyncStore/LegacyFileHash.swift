@@ -4,7 +4,7 @@ import LFSyncSystem
 
 /// A file as the scan cache knew it before content hashes were keyed: its size, its
 /// mtime, and the unkeyed BLAKE2b-256 of its bytes (see `LibraryHashUpgrade`).
-public struct LegacyFileHash: Sendable, Hashable {
+package struct LegacyFileHash: Sendable, Hashable {
     public var size: UInt64
     public var modificationTimeNs: Int64
     public var fileHash: Hash256

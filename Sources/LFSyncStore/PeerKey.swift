@@ -1,7 +1,7 @@
 /// Names a peer in the ledger. Today any stable text; it will carry the
 /// peer's Device ID, so the ledger survives address and name changes.
 /// Codable as a bare string (through `RawRepresentable`).
-public struct PeerKey: RawRepresentable, Hashable, Comparable, Sendable, Codable,
+package struct PeerKey: RawRepresentable, Hashable, Comparable, Sendable, Codable,
     CustomStringConvertible, ExpressibleByStringLiteral
 {
     public let rawValue: String

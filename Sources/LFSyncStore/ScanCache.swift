@@ -25,7 +25,7 @@ public final class ScanCache: Sendable {
         try cachedManifest(path: path, stamp: FileStamp(size: size, modificationTimeNs: mtimeNs, inode: inode))
     }
 
-    public func cachedManifest(path: RelativePath, stamp: FileStamp) throws(SQLiteError) -> FileManifest? {
+    package func cachedManifest(path: RelativePath, stamp: FileStamp) throws(SQLiteError) -> FileManifest? {
         let libraryID = libraryID
         let blob = try database.withDatabase { db throws(SQLiteError) in
             try db.cachedStatement("""
@@ -63,7 +63,7 @@ public final class ScanCache: Sendable {
     /// What the cache held before the change of content hashes, per path: the size and
     /// mtime a file had and the old hash of its bytes (unkeyed BLAKE2b-256 of the whole
     /// file). Empty once the upgrade is done.
-    public func legacyFileHashes() throws(SQLiteError) -> [RelativePath: LegacyFileHash] {
+    package func legacyFileHashes() throws(SQLiteError) -> [RelativePath: LegacyFileHash] {
         let libraryID = libraryID
         return try database.withDatabase { db throws(SQLiteError) in
             var hashes: [RelativePath: LegacyFileHash] = [:]
@@ -95,7 +95,7 @@ public final class ScanCache: Sendable {
     /// of an offer that already stands at its path. Cheaper than `entries(paths:)`
     /// by the part that mattered on a repeat push of 20,000 files: no chunk list
     /// is decoded and no manifest built (see `FileManifest.fileHash(inEncoded:)`).
-    public func fileHashes(paths: [RelativePath]) throws(SQLiteError) -> [RelativePath: CachedFileHash] {
+    package func fileHashes(paths: [RelativePath]) throws(SQLiteError) -> [RelativePath: CachedFileHash] {
         try lookUp(paths, columns: "size, mtime_ns, inode, ctime_ns, manifest") { row, path in
             let stamp = FileStamp(size: row.uint64(at: 0), modificationTimeNs: row.int64(at: 1), inode: row.uint64(at: 2))
             guard let blob = row.blob(at: 4),

@@ -21,7 +21,7 @@ public final class SyncStateStore: Sendable {
     /// One ledger row.
     public struct Entry: Hashable, Sendable {
         public var content: ContentID
-        public var peer: PeerKey
+        package var peer: PeerKey
         public var state: SyncState
         public var reason: String?
         /// The content's size in bytes, when the recorder knew it.
@@ -96,18 +96,18 @@ public final class SyncStateStore: Sendable {
     // MARK: Reading one row
 
     /// `nil` when this content was never recorded for this peer.
-    public func state(of content: ContentID, for peer: PeerKey) throws(SQLiteError) -> SyncState? {
+    package func state(of content: ContentID, for peer: PeerKey) throws(SQLiteError) -> SyncState? {
         try entry(of: content, for: peer)?.state
     }
 
     /// Why the last attempt failed, while the row is `failed`.
-    public func failureReason(of content: ContentID, for peer: PeerKey) throws(SQLiteError) -> String? {
+    package func failureReason(of content: ContentID, for peer: PeerKey) throws(SQLiteError) -> String? {
         guard let entry = try entry(of: content, for: peer), entry.state == .failed else { return nil }
         return entry.reason
     }
 
     /// The row, with an `inFlight` row whose run is gone read as `interrupted`.
-    public func entry(of content: ContentID, for peer: PeerKey) throws(SQLiteError) -> Entry? {
+    package func entry(of content: ContentID, for peer: PeerKey) throws(SQLiteError) -> Entry? {
         try database.withDatabase { db throws(SQLiteError) in
             let live = try LedgerRuns.live(in: db)
             return try db.cachedStatement("""
@@ -125,7 +125,7 @@ public final class SyncStateStore: Sendable {
 
     /// The state of each of `contents` that has a row with `peer`, in one read: what a
     /// listing of a library's assets asks (one query, not one per asset).
-    public func states(of contents: [ContentID], for peer: PeerKey) throws(SQLiteError) -> [ContentID: SyncState] {
+    package func states(of contents: [ContentID], for peer: PeerKey) throws(SQLiteError) -> [ContentID: SyncState] {
         let wanted = Set(contents)
         guard !wanted.isEmpty else { return [:] }
         return try database.withDatabase { db throws(SQLiteError) in
@@ -166,7 +166,7 @@ public final class SyncStateStore: Sendable {
     ///     unreachable, cut off, a failed receipt for one more copy) says nothing
     ///     against content the peer verified and stored before.
     ///   - date: the time of the change.
-    public func record(
+    package func record(
         _ state: SyncState, for contents: [ContentID], peer: PeerKey,
         reason: String? = nil, bytes: UInt64? = nil, unlessSynced: Bool = false, at date: Date = Date()
     ) throws(SQLiteError) {
@@ -182,7 +182,7 @@ public final class SyncStateStore: Sendable {
     ///
     /// A row that already says `synced` with the same size is left as it is
     /// (a repeat push confirms every content again: see `LedgerChange`).
-    public func recordSynced(_ entries: [(content: ContentID, bytes: UInt64)], peer: PeerKey, at date: Date = Date()) throws(SQLiteError) {
+    package func recordSynced(_ entries: [(content: ContentID, bytes: UInt64)], peer: PeerKey, at date: Date = Date()) throws(SQLiteError) {
         guard !entries.isEmpty else { return }
         let change = LedgerChange.synced(entries, peer: peer, at: date)
         try write(change)
@@ -229,7 +229,7 @@ public final class SyncStateStore: Sendable {
     /// Loads the peer's synced set once — one indexed range scan of the
     /// `(peer, content_id)` key — and filters in memory, so 100k candidates
     /// cost one query instead of 100k.
-    public func contentIDs(notSyncedWith peer: PeerKey, from candidates: [ContentID]) throws(SQLiteError) -> [ContentID] {
+    package func contentIDs(notSyncedWith peer: PeerKey, from candidates: [ContentID]) throws(SQLiteError) -> [ContentID] {
         guard !candidates.isEmpty else { return [] }
         let synced = try contentIDSet(in: .synced, for: peer)
         return candidates.filter { !synced.contains($0) }
@@ -237,7 +237,7 @@ public final class SyncStateStore: Sendable {
 
     /// Every content in `state` with `peer`, in content ID order (`inFlight` and
     /// `interrupted` as `entry(of:for:)` tells them apart).
-    public func contentIDs(in state: SyncState, for peer: PeerKey) throws(SQLiteError) -> [ContentID] {
+    package func contentIDs(in state: SyncState, for peer: PeerKey) throws(SQLiteError) -> [ContentID] {
         let stored: SyncState = state == .interrupted ? .inFlight : state
         return try database.withDatabase { db throws(SQLiteError) in
             let live = try LedgerRuns.live(in: db)
@@ -252,7 +252,7 @@ public final class SyncStateStore: Sendable {
     /// How many contents are in each state with `peer`; every state is present
     /// (0 when none). Rows with unknown state text are not counted.
     /// Per state: how many assets and how many bytes (as recorded) for `peer`; every state present.
-    public func totals(for peer: PeerKey) throws(SQLiteError) -> [SyncState: (count: Int, bytes: UInt64)] {
+    package func totals(for peer: PeerKey) throws(SQLiteError) -> [SyncState: (count: Int, bytes: UInt64)] {
         try database.withDatabase { db throws(SQLiteError) in
             let live = try LedgerRuns.live(in: db)
             var totals = Dictionary(uniqueKeysWithValues: SyncState.allCases.map { ($0, (count: 0, bytes: UInt64(0))) })
@@ -268,12 +268,12 @@ public final class SyncStateStore: Sendable {
         }
     }
 
-    public func counts(for peer: PeerKey) throws(SQLiteError) -> [SyncState: Int] {
+    package func counts(for peer: PeerKey) throws(SQLiteError) -> [SyncState: Int] {
         try totals(for: peer).mapValues(\.count)
     }
 
     /// Every peer with at least one row, sorted.
-    public func peers() throws(SQLiteError) -> [PeerKey] {
+    package func peers() throws(SQLiteError) -> [PeerKey] {
         try database.withDatabase { db throws(SQLiteError) in
             try db.cachedStatement("SELECT DISTINCT peer FROM sync_state ORDER BY peer")
                 .rows { $0.text(at: 0).map(PeerKey.init(rawValue:)) }

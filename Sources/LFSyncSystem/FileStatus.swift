@@ -6,7 +6,7 @@ import Glibc
 /// nanosecond mtime and inode (the validity stamp of the chunk index), and
 /// the ctime, which no program can set back: an edit that restores the mtime
 /// (`touch -r`, `exiftool -P`) still moves it. The scan cache wants all four.
-public struct FileStatus: Hashable, Sendable {
+package struct FileStatus: Hashable, Sendable {
     public enum Kind: Sendable { case regular, directory, symlink, other }
 
     public var kind: Kind

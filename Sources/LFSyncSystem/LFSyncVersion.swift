@@ -1,4 +1,4 @@
 /// The version printed by `lfsync --version` and sent in Hello messages.
-public enum LFSyncVersion {
+package enum LFSyncVersion {
     public static let current = "0.1.0"
 }

@@ -7,7 +7,7 @@ import Glibc
 /// `umask(2)` can only be read by setting it, which races with every other
 /// thread creating files; Linux (4.7 and later) shows it in `/proc/self/status`
 /// instead. Where that line is missing the conventional 022 is assumed.
-public enum ProcessUmask {
+package enum ProcessUmask {
     public static var current: UInt32 {
         // /proc files report size 0: read what comes, up to a bound.
         guard let file = try? ReadOnlyFile(path: "/proc/self/status"),

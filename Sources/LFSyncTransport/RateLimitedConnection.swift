@@ -6,7 +6,7 @@
 /// closed — a little less throughput, never more than the limit). Receives pay
 /// after the bytes arrive, by handing them over late: the bytes' size is only
 /// known then, and a reader that reads slower makes TCP slow the sender down.
-public struct RateLimitedConnection: Connection {
+package struct RateLimitedConnection: Connection {
     private let base: any Connection
     private let sending: BandwidthBudget?
     private let receiving: BandwidthBudget?

@@ -57,7 +57,7 @@ public actor LocalSync {
         public var clock: any Clock<Duration>
         public var log: @Sendable (String) -> Void
 
-        public init(
+        package init(
             deviceName: String, library: URL? = nil, libraryChunkIndex: ChunkIndex? = nil, libraryScanCache: ScanCache? = nil,
             newFileModes: NewFileModes = NewFileModes(), trust: TrustPolicy = TrustPolicy(),
             decisionTimeout: Duration = Configuration.longestDecisionTimeout, offerReplyTimeout: Duration = Configuration.defaultOfferReplyTimeout,

@@ -1,4 +1,11 @@
 import LFSyncContent
+import LFSyncSystem
+import LFSyncCrypto
+import LFSyncStore
+import LFSyncTransport
+import LFSyncTCP
+import LFSyncDiscovery
+import LFSyncWire
 
 /// What a peer session needs from the `LocalSync` that owns it, handed over
 /// as one value so sessions never reach back into the owner's state.

@@ -1,6 +1,13 @@
 import Foundation
 import LFSyncFixtures
 import LocalFirstSync
+import LFSyncSystem
+import LFSyncCrypto
+import LFSyncContent
+import LFSyncStore
+import LFSyncTransport
+import LFSyncTCP
+import LFSyncDiscovery
 
 /// `lfsync-bench content [--size-mib N] [--files N] [--reps N]`
 ///

@@ -1,6 +1,13 @@
 import Dispatch
 import Foundation
 import LocalFirstSync
+import LFSyncSystem
+import LFSyncCrypto
+import LFSyncContent
+import LFSyncStore
+import LFSyncTransport
+import LFSyncTCP
+import LFSyncDiscovery
 
 /// The engine's acceptance run: one device broadcasts a generated library to
 /// three others over real TCP on loopback, in one process. Checks every

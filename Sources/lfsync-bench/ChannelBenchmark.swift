@@ -1,6 +1,12 @@
 import Dispatch
 import Foundation
 import LocalFirstSync
+import LFSyncSystem
+import LFSyncCrypto
+import LFSyncContent
+import LFSyncStore
+import LFSyncTransport
+import LFSyncDiscovery
 import LFSyncTCP
 import LFSyncWire
 

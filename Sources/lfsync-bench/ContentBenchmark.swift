@@ -1,6 +1,13 @@
 import Dispatch
 import Foundation
 import LocalFirstSync
+import LFSyncSystem
+import LFSyncCrypto
+import LFSyncContent
+import LFSyncStore
+import LFSyncTransport
+import LFSyncTCP
+import LFSyncDiscovery
 
 struct ContentBenchmark {
     let corpusMiB: Int

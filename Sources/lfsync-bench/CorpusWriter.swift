@@ -1,5 +1,12 @@
 import Foundation
 import LocalFirstSync
+import LFSyncSystem
+import LFSyncCrypto
+import LFSyncContent
+import LFSyncStore
+import LFSyncTransport
+import LFSyncTCP
+import LFSyncDiscovery
 
 /// Reproducible benchmark corpora from a seed: incompressible "photos" of
 /// 1–6 MB and a few 20–60 MB "videos", or many small files for rescans.

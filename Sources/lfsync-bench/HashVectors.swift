@@ -1,5 +1,12 @@
 import Foundation
 import LocalFirstSync
+import LFSyncSystem
+import LFSyncCrypto
+import LFSyncContent
+import LFSyncStore
+import LFSyncTransport
+import LFSyncTCP
+import LFSyncDiscovery
 
 /// `lfsync-bench hash-vectors`: PROTOCOL.md's content-hash test vectors, computed by
 /// lfsync's own code and printed as JSON. `Tests/.../Vectors/content-hashes.json` is this

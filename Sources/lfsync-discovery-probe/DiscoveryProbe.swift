@@ -1,5 +1,12 @@
 import Dispatch
 import LocalFirstSync
+import LFSyncSystem
+import LFSyncCrypto
+import LFSyncContent
+import LFSyncStore
+import LFSyncTransport
+import LFSyncTCP
+import LFSyncDiscovery
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,10 @@
 import LocalFirstSync
+import LFSyncSystem
+import LFSyncCrypto
+import LFSyncContent
+import LFSyncStore
+import LFSyncTransport
+import LFSyncDiscovery
 import LFSyncTCP
 import LFSyncWire
 

@@ -1,5 +1,11 @@
 import Foundation
 import LocalFirstSync
+import LFSyncSystem
+import LFSyncCrypto
+import LFSyncContent
+import LFSyncStore
+import LFSyncTransport
+import LFSyncDiscovery
 import Synchronization
 import LFSyncTCP
 import LFSyncWire

@@ -1,4 +1,11 @@
 import LocalFirstSync
+import LFSyncSystem
+import LFSyncCrypto
+import LFSyncContent
+import LFSyncStore
+import LFSyncTransport
+import LFSyncTCP
+import LFSyncDiscovery
 import LFSyncWire
 
 /// Byte-level builders for messages lfsync's own encoder would refuse to

@@ -1,5 +1,12 @@
 import Foundation
 import LocalFirstSync
+import LFSyncSystem
+import LFSyncCrypto
+import LFSyncContent
+import LFSyncStore
+import LFSyncTransport
+import LFSyncTCP
+import LFSyncDiscovery
 
 /// A test client for the multi-device lab: a trusted device gone bad. It speaks
 /// the real protocol over real TCP and sends what ARCHITECTURE.md, "Receiver safety" says a receiver

@@ -1,4 +1,11 @@
 import LocalFirstSync
+import LFSyncSystem
+import LFSyncCrypto
+import LFSyncContent
+import LFSyncStore
+import LFSyncTransport
+import LFSyncTCP
+import LFSyncDiscovery
 import LFSyncWire
 
 /// The attacks of ARCHITECTURE.md, "Receiver safety" and issue 6, each sent over a fresh, fully

@@ -1,5 +1,12 @@
 import Foundation
 import LocalFirstSync
+import LFSyncSystem
+import LFSyncCrypto
+import LFSyncContent
+import LFSyncStore
+import LFSyncTransport
+import LFSyncTCP
+import LFSyncDiscovery
 
 /// Where this device keeps its state: `$LFSYNC_HOME`, else
 /// `$XDG_DATA_HOME/lfsync`, else `$HOME/.local/share/lfsync` (XDG default).

@@ -1,6 +1,6 @@
 /// FastCDC parameters. Both peers must cut identically for deduplication to
 /// work, so the defaults are part of the protocol (PROTOCOL.md, "Chunking").
-public struct ChunkerConfiguration: Sendable, Hashable {
+package struct ChunkerConfiguration: Sendable, Hashable {
     public let minSize: Int
     public let averageSize: Int
     public let maxSize: Int

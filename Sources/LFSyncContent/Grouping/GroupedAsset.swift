@@ -2,7 +2,7 @@
 ///
 /// Exactly one member is `.primary`. Members are ordered by role (primary,
 /// Live Photo video, raw, sidecars), ties by path bytes.
-public struct GroupedAsset: Sendable, Hashable {
+package struct GroupedAsset: Sendable, Hashable {
     public struct Member: Sendable, Hashable {
         public var path: RelativePath
         public var role: FileRole

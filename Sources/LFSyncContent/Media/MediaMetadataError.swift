@@ -3,7 +3,7 @@
 /// Callers that only want "is there an identifier" use the non-throwing file API,
 /// which maps every one of these to `nil`; the typed cases exist so tests (and
 /// fuzzing) can tell a lying file from an absent field.
-public enum MediaMetadataError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum MediaMetadataError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A structure claims bytes beyond the end of its container or the file.
     case truncated(String)
     /// A field holds a value the format does not allow.

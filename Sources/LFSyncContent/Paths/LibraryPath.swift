@@ -53,11 +53,11 @@ public struct LibraryPath: Hashable, Sendable, CustomStringConvertible {
     /// Checks a path received from a peer. The checks run on the raw bytes
     /// before anything else looks at the string, and the first failing rule
     /// is reported.
-    public static func validate(_ path: RelativePath) throws(ReceivePathError) -> LibraryPath {
+    package static func validate(_ path: RelativePath) throws(ReceivePathError) -> LibraryPath {
         try validate(path.string)
     }
 
-    public static func validate(_ path: String) throws(ReceivePathError) -> LibraryPath {
+    package static func validate(_ path: String) throws(ReceivePathError) -> LibraryPath {
         // Every received path passes here, several times on its way in: one pass over
         // the string's own bytes (a native string is contiguous, so no copy), and the
         // components cut straight from them.

@@ -1,6 +1,6 @@
 /// Why a path received from a peer was refused, and which path (escaped, so
 /// the message itself cannot carry terminal escapes or fake log lines).
-public struct ReceivePathError: Error, Hashable, Sendable, CustomStringConvertible {
+package struct ReceivePathError: Error, Hashable, Sendable, CustomStringConvertible {
     public enum Reason: Hashable, Sendable, CustomStringConvertible {
         case empty
         /// Starts with `/`.

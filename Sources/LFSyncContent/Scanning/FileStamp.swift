@@ -4,7 +4,7 @@ import LFSyncSystem
 /// mtime and inode. The scan cache trusts a manifest only under an identical
 /// stamp, and the chunk index records it so a reader can `fstat` before it
 /// bothers to read and re-hash.
-public struct FileStamp: Hashable, Sendable, Codable {
+package struct FileStamp: Hashable, Sendable, Codable {
     public var size: UInt64
     public var modificationTimeNs: Int64
     public var inode: UInt64

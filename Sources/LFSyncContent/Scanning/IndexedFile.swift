@@ -21,13 +21,13 @@ public struct IndexedFile: Hashable, Sendable {
 
     public var path: RelativePath { manifest.path }
 
-    public var stamp: FileStamp {
+    package var stamp: FileStamp {
         FileStamp(size: manifest.size, modificationTimeNs: manifest.modificationTimeNs, inode: inode)
     }
 
     /// True when `status` shows the file exactly as it was when this manifest
     /// described it: same size, mtime, inode and ctime.
-    public func isUnchanged(_ status: FileStatus) -> Bool {
+    package func isUnchanged(_ status: FileStatus) -> Bool {
         Self.isUnchanged(status, stamp: stamp, changeTimeNs: changeTimeNs)
     }
 

@@ -1,5 +1,5 @@
 /// Names lfsync reserves inside a library folder.
-public enum LibraryLayout {
+package enum LibraryLayout {
     /// `<library>/.lfsync/`: staging for incoming files; never scanned or synced.
     public static let stateDirectoryName = ".lfsync"
 }

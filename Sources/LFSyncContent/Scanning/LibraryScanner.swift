@@ -10,16 +10,16 @@ import LFSyncSystem
 /// from `lstat` data and the cache alone: no file content is read.
 public struct LibraryScanner: Sendable {
     public let rootPath: String
-    public var configuration: ChunkerConfiguration
+    package var configuration: ChunkerConfiguration
     public var workerCount: Int
     /// Optional: without one every file is hashed every time.
     public var cache: (any ScanMemory)?
     /// Optional: fed with the chunks of every newly hashed file.
     public var chunkIndex: (any ScanObserver)?
     /// What the scan leaves out: by default the built-in patterns and the library's `.lfsyncignore`.
-    public var exclusions: ScanExclusions
+    package var exclusions: ScanExclusions
 
-    public init(
+    package init(
         root: URL, cache: (any ScanMemory)? = nil, chunkIndex: (any ScanObserver)? = nil,
         exclusions: ScanExclusions = ScanExclusions(), configuration: ChunkerConfiguration = .default,
         workerCount: Int = ProcessInfo.processInfo.activeProcessorCount
@@ -73,7 +73,7 @@ public struct LibraryScanner: Sendable {
     /// is how a push keeps its offers from running far ahead of its peers.
     /// - Returns: skipped files and statistics; its `assets` and
     ///   `settledStatus` are empty (they went out with the segments).
-    public func scan(
+    package func scan(
         segmentFiles: Int = 1024, segmentBytes: UInt64 = 64 << 20,
         walked: @escaping @Sendable (_ files: Int, _ bytes: UInt64) -> Void,
         segment: @escaping @Sendable (ScanSegment) async -> Void,

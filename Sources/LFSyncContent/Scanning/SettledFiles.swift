@@ -14,7 +14,7 @@ public struct SettledFiles: Sendable {
     public init() {}
 
     /// From entries in any order.
-    public init(_ entries: [RelativePath: FileStatus]) {
+    package init(_ entries: [RelativePath: FileStatus]) {
         for path in entries.keys.sorted() {
             if let status = entries[path] { append(path, status) }
         }
@@ -30,7 +30,7 @@ public struct SettledFiles: Sendable {
         statuses.append(status)
     }
 
-    public subscript(path: RelativePath) -> FileStatus? {
+    package subscript(path: RelativePath) -> FileStatus? {
         var low = 0, high = paths.count
         while low < high {
             let middle = (low + high) / 2

@@ -28,7 +28,7 @@ import LFSyncSystem
 /// the number of events.
 ///
 /// Keep the watcher alive while reading its stream: its `deinit` stops it.
-public final class TreeWatcher: Sendable {
+package final class TreeWatcher: Sendable {
     public enum Event: Sendable, Equatable {
         /// First, once the initial watches are in place: a change made after this is reported.
         case ready(watchedDirectories: Int)

@@ -4,7 +4,7 @@ internal import CSodium
 ///
 /// Non-copyable because it owns libsodium's aligned state: a copy would share
 /// the buffer and a double `finalize` would corrupt it.
-public struct Blake2b: ~Copyable {
+package struct Blake2b: ~Copyable {
     /// libsodium's state, 64-byte aligned inside `allocation`.
     private let state: UnsafeMutableRawPointer
     /// An ordinary (16-byte aligned) block with room to align the state in it.

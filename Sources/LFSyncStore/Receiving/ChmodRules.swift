@@ -92,7 +92,7 @@ public struct ChmodRules: Sendable, Equatable {
     /// - Throws: `.invalid` for an empty text, an empty item (`u+x,,g+w`,
     ///   a trailing comma), an item without operator, an unknown letter, an
     ///   octal mode above 7777 or with a digit 8 or 9, or mixing `D` and `F`.
-    public init(parsing text: String, umask: UInt32 = ProcessUmask.current) throws(Failure) {
+    package init(parsing text: String, umask: UInt32 = ProcessUmask.current) throws(Failure) {
         var rules: [Rule] = []
         for item in text.split(separator: ",", omittingEmptySubsequences: false) {
             rules += try Self.parse(item: item, umask: umask & 0o777)

@@ -13,7 +13,7 @@ public enum InstalledFile: Hashable, Sendable, CustomStringConvertible {
     case conflictRenamed(original: LibraryPath, storedAs: LibraryPath)
 
     /// Where the content now is in the library.
-    public var storedPath: LibraryPath {
+    package var storedPath: LibraryPath {
         switch self {
         case let .installed(path), let .alreadyPresent(path): path
         case let .conflictRenamed(_, storedAs): storedAs

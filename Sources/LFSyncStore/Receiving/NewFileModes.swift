@@ -17,7 +17,7 @@ public struct NewFileModes: Sendable, Equatable {
     public var umask: UInt32
     public var chmod: ChmodRules?
 
-    public init(umask: UInt32 = ProcessUmask.current, chmod: ChmodRules? = nil) {
+    package init(umask: UInt32 = ProcessUmask.current, chmod: ChmodRules? = nil) {
         self.umask = umask & 0o777
         self.chmod = chmod
     }

@@ -1,5 +1,12 @@
 import Foundation
 import LocalFirstSync
+import LFSyncSystem
+import LFSyncCrypto
+import LFSyncContent
+import LFSyncStore
+import LFSyncTransport
+import LFSyncTCP
+import LFSyncDiscovery
 
 /// `lfsync init [--name NAME]`: idempotent set-up of identity and state.
 struct InitCommand {

@@ -1,5 +1,12 @@
 import Foundation
 import LocalFirstSync
+import LFSyncSystem
+import LFSyncCrypto
+import LFSyncContent
+import LFSyncStore
+import LFSyncTransport
+import LFSyncTCP
+import LFSyncDiscovery
 
 /// `lfsync peers [--timeout S] [--json]`: devices nearby (DNS-SD) and trusted ones.
 struct PeersCommand {
@@ -44,7 +51,7 @@ struct PeersCommand {
         var found: [String: DiscoveredPeer] = [:]
         var unavailable: String?
         let events = discovery.events()
-        let collected = await withTaskGroup(of: ([String: DiscoveredPeer], String?)?.self) { group in
+        let collected = await withTaskGroup(of: Optional<([String: DiscoveredPeer], String?)>.self) { group in
             group.addTask {
                 var seen: [String: DiscoveredPeer] = [:]
                 for await event in events {

@@ -1,5 +1,11 @@
 import Foundation
 import LocalFirstSync
+import LFSyncSystem
+import LFSyncCrypto
+import LFSyncContent
+import LFSyncStore
+import LFSyncTransport
+import LFSyncDiscovery
 import LFSyncTCP
 
 /// `lfsync pull --from PEER --library DIR`: ask a peer that allows us to pull

@@ -1,5 +1,11 @@
 import Foundation
 import LocalFirstSync
+import LFSyncSystem
+import LFSyncCrypto
+import LFSyncContent
+import LFSyncStore
+import LFSyncTransport
+import LFSyncDiscovery
 import LFSyncTCP
 
 /// `lfsync push PATH... --to PEER[,PEER...] | --all [--batch] [--dry-run]`.

@@ -1,5 +1,12 @@
 import Foundation
 import LocalFirstSync
+import LFSyncSystem
+import LFSyncCrypto
+import LFSyncContent
+import LFSyncStore
+import LFSyncTransport
+import LFSyncTCP
+import LFSyncDiscovery
 
 /// `lfsync verify [--library DIR]`: re-read every file and compare it with
 /// the hashes recorded by the last scan. Content that changed while size and

@@ -1,4 +1,11 @@
 import LocalFirstSync
+import LFSyncSystem
+import LFSyncCrypto
+import LFSyncContent
+import LFSyncStore
+import LFSyncTransport
+import LFSyncTCP
+import LFSyncDiscovery
 
 /// The manual's sections on behaviour that spans commands: ignore rules, file
 /// modes, bandwidth limits and running as a service. The lists in them come

@@ -1,4 +1,11 @@
 import LocalFirstSync
+import LFSyncSystem
+import LFSyncCrypto
+import LFSyncContent
+import LFSyncStore
+import LFSyncTransport
+import LFSyncTCP
+import LFSyncDiscovery
 
 /// `--bwlimit RATE`, in rsync's units, on every command that sends.
 enum BandwidthOption {

@@ -1,5 +1,12 @@
 import Foundation
 import LocalFirstSync
+import LFSyncSystem
+import LFSyncCrypto
+import LFSyncContent
+import LFSyncStore
+import LFSyncTransport
+import LFSyncTCP
+import LFSyncDiscovery
 
 /// Notices when `lfsync trust`, `untrust` or `peers` rewrote the config file,
 /// so a long-running `serve` or `watch` applies the change without a restart.

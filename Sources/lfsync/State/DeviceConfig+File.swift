@@ -1,5 +1,12 @@
 import Foundation
 import LocalFirstSync
+import LFSyncSystem
+import LFSyncCrypto
+import LFSyncContent
+import LFSyncStore
+import LFSyncTransport
+import LFSyncTCP
+import LFSyncDiscovery
 
 /// Reading and writing `config.json`. Every command reads it, so a damaged
 /// file must say which file and what to do, and a write must never leave one

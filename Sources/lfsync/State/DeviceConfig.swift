@@ -1,5 +1,12 @@
 import Foundation
 import LocalFirstSync
+import LFSyncSystem
+import LFSyncCrypto
+import LFSyncContent
+import LFSyncStore
+import LFSyncTransport
+import LFSyncTCP
+import LFSyncDiscovery
 
 /// This device's name and the devices it trusts, kept as JSON in the state
 /// home. The file is read as untrusted input: a bad Device ID or address in it

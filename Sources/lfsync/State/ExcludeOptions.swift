@@ -1,5 +1,12 @@
 import Foundation
 import LocalFirstSync
+import LFSyncSystem
+import LFSyncCrypto
+import LFSyncContent
+import LFSyncStore
+import LFSyncTransport
+import LFSyncTCP
+import LFSyncDiscovery
 
 /// `--exclude PATTERN`, `--exclude-from FILE` and `--no-default-excludes`, the
 /// same on every command that scans (push, scan, watch, pull, serve), in

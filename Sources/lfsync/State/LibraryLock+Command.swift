@@ -1,5 +1,12 @@
 import Foundation
 import LocalFirstSync
+import LFSyncSystem
+import LFSyncCrypto
+import LFSyncContent
+import LFSyncStore
+import LFSyncTransport
+import LFSyncTCP
+import LFSyncDiscovery
 
 /// `serve` and `pull` receive into a library, and two receivers must never
 /// share one (see `LibraryLock`): the second stops with the lock's exit code.

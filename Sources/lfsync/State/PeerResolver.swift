@@ -1,5 +1,12 @@
 import Foundation
 import LocalFirstSync
+import LFSyncSystem
+import LFSyncCrypto
+import LFSyncContent
+import LFSyncStore
+import LFSyncTransport
+import LFSyncTCP
+import LFSyncDiscovery
 
 /// Turns what a user typed (a name, a Device ID or a unique prefix of one,
 /// or HOST:PORT) into an address to dial and, when known, the Device ID the
@@ -43,7 +50,7 @@ struct PeerResolver {
     static func discover(_ id: DeviceID, timeout: Duration, localDeviceID: DeviceID) async -> PeerAddress? {
         let discovery = DNSSDDiscovery(configuration: .init(localDeviceID: localDeviceID.description))
         let events = discovery.events()
-        return await withTaskGroup(of: PeerAddress?.self) { group in
+        return await withTaskGroup(of: Optional<PeerAddress>.self) { group in
             group.addTask {
                 for await event in events {
                     guard case let .found(peer) = event, let advertised = peer.deviceID,

@@ -1,5 +1,12 @@
 import Foundation
 import LocalFirstSync
+import LFSyncSystem
+import LFSyncCrypto
+import LFSyncContent
+import LFSyncStore
+import LFSyncTransport
+import LFSyncTCP
+import LFSyncDiscovery
 
 /// Per-peer progress on stderr: one line per peer, redrawn in place on a
 /// terminal; plain lines or JSON lines when asked; nothing otherwise.

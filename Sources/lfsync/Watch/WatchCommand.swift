@@ -1,5 +1,10 @@
 import Foundation
 import LocalFirstSync
+import LFSyncCrypto
+import LFSyncContent
+import LFSyncStore
+import LFSyncTransport
+import LFSyncDiscovery
 import LFSyncSystem
 import LFSyncTCP
 

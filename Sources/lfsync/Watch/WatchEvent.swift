@@ -1,5 +1,12 @@
 import Foundation
 import LocalFirstSync
+import LFSyncSystem
+import LFSyncCrypto
+import LFSyncContent
+import LFSyncStore
+import LFSyncTransport
+import LFSyncTCP
+import LFSyncDiscovery
 
 /// Everything `watch`'s one loop reacts to, from every source, in one stream.
 enum WatchEvent: Sendable {

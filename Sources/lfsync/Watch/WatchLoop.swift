@@ -1,5 +1,11 @@
 import Foundation
 import LocalFirstSync
+import LFSyncCrypto
+import LFSyncContent
+import LFSyncStore
+import LFSyncTransport
+import LFSyncTCP
+import LFSyncDiscovery
 import LFSyncSystem
 
 /// `watch`'s one loop: every event (tree changes, deadlines, config changes,

@@ -1,4 +1,11 @@
 import LocalFirstSync
+import LFSyncSystem
+import LFSyncCrypto
+import LFSyncContent
+import LFSyncStore
+import LFSyncTransport
+import LFSyncTCP
+import LFSyncDiscovery
 
 /// The devices a `watch` sends to, re-resolved whenever the config changes:
 /// named ones (`--to`) while they stay trusted, or every trusted device (`--all`).

@@ -1,6 +1,14 @@
 import Foundation
 import Testing
 @testable import LocalFirstSync
+import LFSyncSystem
+import LFSyncCrypto
+import LFSyncContent
+import LFSyncStore
+import LFSyncTransport
+import LFSyncTCP
+import LFSyncDiscovery
+import LFSyncWire
 
 /// A row in flight belongs to the push that wrote it: kill -9 the pushing process and
 /// `status` no longer says anything is in flight — what was on its way reads

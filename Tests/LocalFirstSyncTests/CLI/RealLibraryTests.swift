@@ -6,6 +6,13 @@ import Glibc
 @testable import LFSyncFixtures
 @testable import LocalFirstSync
 @testable import LFSyncContent
+import LFSyncSystem
+import LFSyncCrypto
+import LFSyncStore
+import LFSyncTransport
+import LFSyncTCP
+import LFSyncDiscovery
+import LFSyncWire
 
 /// Libraries shaped like real ones (ARCHITECTURE.md, "Testing"), through real `lfsync
 /// serve` and `push` processes: thousands of files, copies in several folders,

@@ -3,6 +3,13 @@ import Testing
 @testable import LFSyncFixtures
 @testable import LocalFirstSync
 @testable import LFSyncContent
+import LFSyncSystem
+import LFSyncCrypto
+import LFSyncStore
+import LFSyncTransport
+import LFSyncTCP
+import LFSyncDiscovery
+import LFSyncWire
 
 /// End to end: the real binary on a real folder.
 @Suite struct ScanCommandTests {

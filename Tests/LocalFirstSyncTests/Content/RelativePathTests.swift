@@ -62,7 +62,7 @@ import Glibc
 
     @Test func codableAsPlainString() throws {
         let encoded = try JSONEncoder().encode([RelativePath(Self.nfd)])
-        #expect(try JSONDecoder().decode([RelativePath].self, from: encoded) == [RelativePath(Self.nfd)])
+        #expect(try JSONDecoder().decode(Array<RelativePath>.self, from: encoded) == [RelativePath(Self.nfd)])
         #expect(try JSONDecoder().decode([String].self, from: encoded).first?.utf8.elementsEqual(Self.nfd.utf8) == true)
     }
 

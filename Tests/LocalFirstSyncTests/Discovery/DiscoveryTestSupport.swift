@@ -8,7 +8,7 @@ enum DiscoveryTestSupport {
     static func firstEvents(
         _ stream: AsyncStream<DiscoveryEvent>, count: Int, within limit: Duration = .seconds(10)
     ) async -> [DiscoveryEvent]? {
-        await withTaskGroup(of: [DiscoveryEvent]?.self) { group in
+        await withTaskGroup(of: Optional<Array<DiscoveryEvent>>.self) { group in
             group.addTask {
                 var events: [DiscoveryEvent] = []
                 guard count > 0 else { return events }

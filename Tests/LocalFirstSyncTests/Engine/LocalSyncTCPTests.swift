@@ -5,6 +5,11 @@ import Testing
 @testable import LFSyncContent
 @testable import LFSyncTCP
 @testable import LFSyncTransport
+import LFSyncSystem
+import LFSyncCrypto
+import LFSyncStore
+import LFSyncDiscovery
+import LFSyncWire
 
 /// The key scenarios again, over real TCP on loopback.
 @Suite(.timeLimit(.minutes(3))) struct LocalSyncTCPTests {

@@ -5,6 +5,11 @@ import Testing
 @testable import LFSyncSystem
 @testable import LFSyncWire
 @testable import LocalFirstSyncTesting
+import LFSyncContent
+import LFSyncStore
+import LFSyncTransport
+import LFSyncTCP
+import LFSyncDiscovery
 
 /// What a responder answers to a peer that breaks the rules before or around
 /// the connection decision (PROTOCOL.md, "Session flow" and "Error"): an

@@ -3,6 +3,14 @@ import Testing
 @testable import LFSyncFixtures
 @testable import LocalFirstSync
 @testable import LocalFirstSyncTesting
+import LFSyncSystem
+import LFSyncCrypto
+import LFSyncContent
+import LFSyncStore
+import LFSyncTransport
+import LFSyncTCP
+import LFSyncDiscovery
+import LFSyncWire
 
 /// `LocalSync.updateTrust`: a new trust policy applies to the connections already
 /// open, over the in-memory network.

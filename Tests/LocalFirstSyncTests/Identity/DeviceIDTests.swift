@@ -105,7 +105,7 @@ import Testing
         let id = DeviceID(publicKey: Self.sampleKey)
         let data = try JSONEncoder().encode([id])
         #expect(String(decoding: data, as: UTF8.self) == "[\"\(id.description)\"]")
-        #expect(try JSONDecoder().decode([DeviceID].self, from: data) == [id])
+        #expect(try JSONDecoder().decode(Array<DeviceID>.self, from: data) == [id])
     }
 
     @Test func luhnMatchesAHandComputedValue() {

@@ -2,6 +2,13 @@ import Foundation
 import Testing
 @testable import LocalFirstSync
 @testable import LFSyncStore
+import LFSyncSystem
+import LFSyncCrypto
+import LFSyncContent
+import LFSyncTransport
+import LFSyncTCP
+import LFSyncDiscovery
+import LFSyncWire
 
 @Suite("SQLite wrapper")
 struct SQLiteDatabaseTests {

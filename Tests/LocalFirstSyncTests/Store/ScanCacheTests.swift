@@ -3,6 +3,12 @@ import Testing
 @testable import LocalFirstSync
 @testable import LFSyncContent
 @testable import LFSyncStore
+import LFSyncSystem
+import LFSyncCrypto
+import LFSyncTransport
+import LFSyncTCP
+import LFSyncDiscovery
+import LFSyncWire
 
 @Suite("Scan cache")
 struct ScanCacheTests {
