@@ -1,3 +1,5 @@
+import Foundation
+
 /// A unit that travels and lands whole: a photo, a Live Photo (still + video),
 /// a RAW+JPEG pair, each with its sidecars.
 public struct Asset: Hashable, Sendable, Identifiable {
@@ -19,8 +21,28 @@ public struct Asset: Hashable, Sendable, Identifiable {
     /// between identical files, where the choice cannot matter.
     public let files: [File]
     public let contentID: ContentID
+    /// The library a scan found it in (its files' paths start there): what lets an app
+    /// send an asset without saying where it lives. Nil for an asset made by hand or
+    /// received. Not part of its identity: the same files in two libraries are equal.
+    public internal(set) var library: URL?
 
     public var id: ContentID { contentID }
+
+    public static func == (lhs: Asset, rhs: Asset) -> Bool {
+        lhs.contentID == rhs.contentID && lhs.files == rhs.files
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(contentID)
+        hasher.combine(files)
+    }
+
+    /// The same asset, found in `library`.
+    package func found(in library: URL) -> Asset {
+        var copy = self
+        copy.library = library
+        return copy
+    }
 
     public init(files: [File]) {
         self.files = files.sorted(by: Self.canonicalOrder)

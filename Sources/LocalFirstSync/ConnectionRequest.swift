@@ -8,6 +8,29 @@ public struct ConnectionRequest: Sendable {
     /// False once answered or timed out: a stream may still hold requests that expired unread.
     public var isPending: Bool { decision.answer == nil }
 
-    public func accept() { decision.decide(true) }
+    /// Lets the device in.
+    /// - Throws: `.expired` when its time to be answered ran out first (it was told no),
+    ///   `.declined` when it was declined.
+    public func accept() async throws(ConnectionRequestError) {
+        guard decision.decide(true) || decision.answer == true else {
+            throw decision.hasExpired ? .expired : .declined
+        }
+    }
+
     public func decline() { decision.decide(false) }
+}
+
+/// Why a connection request cannot be accepted any more.
+public enum ConnectionRequestError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Nobody answered in time: the device was told no.
+    case expired
+    /// It was declined.
+    case declined
+
+    public var description: String {
+        switch self {
+        case .expired: "the request expired unanswered and was declined"
+        case .declined: "the request was declined"
+        }
+    }
 }

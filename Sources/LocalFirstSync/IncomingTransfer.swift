@@ -27,7 +27,7 @@ public struct IncomingTransfer: Sendable {
     /// - Throws: `.expired` when its consent time ran out first (the peer was told no),
     ///   `.declined` when it was declined.
     @discardableResult
-    public func accept() throws(IncomingTransferError) -> ReceiveSessionHandle {
+    public func accept() async throws(IncomingTransferError) -> ReceiveSessionHandle {
         guard decision.decide(true) || decision.answer == true else {
             throw decision.hasExpired ? .expired : .declined
         }

@@ -493,6 +493,23 @@ public actor LocalSync {
         send([asset], from: library, to: destination)
     }
 
+    /// Offers assets a scan found, from the library it found them in (`Asset.library`).
+    /// - Throws: `.unknownLibrary` for an asset no scan found, or assets of two libraries
+    ///   (send each library's on its own).
+    public func send(_ assets: [Asset], to destination: TransferDestination = .allConnectedPeers) async throws(SyncError) -> OutgoingTransfer {
+        guard let first = assets.first else { return send([], from: URL(fileURLWithPath: "/"), to: destination) }
+        guard let library = first.library else { throw .unknownLibrary(first.contentID) }
+        if let other = assets.first(where: { $0.library?.standardizedFileURL != library.standardizedFileURL }) {
+            throw .unknownLibrary(other.contentID)
+        }
+        return send(assets, from: library, to: destination)
+    }
+
+    /// Offers one asset a scan found (see `send(_:to:)`).
+    public func send(_ asset: Asset, to destination: TransferDestination = .allConnectedPeers) async throws(SyncError) -> OutgoingTransfer {
+        try await send([asset], to: destination)
+    }
+
     /// Scans `library` and sends it as it is scanned: each run of folders is
     /// offered as soon as it is hashed, while the next is read (hashing still
     /// happens once, however many peers). Returns once the library's folders

@@ -50,7 +50,7 @@ public final class OutgoingTransfer: AsyncSequence, Sendable {
             let update = await withTaskCancellationHandler {
                 await base.next()
             } onCancel: {
-                transfer.cancel()
+                transfer.requestCancel()
             }
             self.base = base
             return update
@@ -82,15 +82,27 @@ public final class OutgoingTransfer: AsyncSequence, Sendable {
         await withTaskCancellationHandler {
             await completed.wait()
         } onCancel: {
-            cancel()
+            requestCancel()
         }
     }
 
     /// Stops the transfer for every peer still sending: no more offers or chunks, each
     /// peer is told (a Cancel per open offer, so it stops waiting), and every asset not
     /// yet confirmed is left `pending` in the ledger — not `failed`: nothing went wrong,
-    /// it was just not sent this time. Idempotent.
-    public func cancel() {
+    /// it was just not sent this time. Returns once every peer's side has ended (its
+    /// summary says `.cancelled` unless it had finished). Idempotent.
+    /// - Throws: `CancellationError` when the task waiting here is cancelled first (the
+    ///   transfer is cancelled all the same).
+    public func cancel() async throws {
+        requestCancel()
+        try await withTaskCancellationHandler {
+            _ = await completed.wait()
+        } onCancel: {}
+        try Task.checkCancellation()
+    }
+
+    /// Cancels without waiting (see `cancel()`): for a cancellation handler, which cannot wait.
+    func requestCancel() {
         let handlers = state.withLock { state -> [@Sendable () -> Void] in
             guard !state.cancelled else { return [] }
             state.cancelled = true

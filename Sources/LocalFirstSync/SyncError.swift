@@ -1,3 +1,4 @@
+import LFSyncContent
 import LFSyncCrypto
 
 /// Why a sync operation failed, in words a user can act on.
@@ -14,6 +15,8 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     case malformedMessage(String)
     case peerFailed(String)
     case noLibrary
+    /// An asset sent without its library: it was not found by a scan (`Asset.library`).
+    case unknownLibrary(ContentID)
     case cancelled
     /// Something failed on this side (a bug or a local resource), not the peer's doing.
     case localFailure(String)
@@ -28,6 +31,7 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .malformedMessage(reason): "bad message from peer: \(reason)"
         case let .peerFailed(reason): "peer reported an error: \(reason)"
         case .noLibrary: "this device has no library to receive into"
+        case let .unknownLibrary(content): "asset \(content.hash.shortHex) was not found by a scan: say which library it is in"
         case .cancelled: "cancelled"
         case let .localFailure(reason): reason
         }

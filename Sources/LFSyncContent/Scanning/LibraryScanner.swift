@@ -149,7 +149,8 @@ public struct LibraryScanner: Sendable {
                 settled.sort { $0.0 < $1.0 }
                 var settledFiles = SettledFiles()
                 for (path, status) in settled { settledFiles.append(path, status) }
-                await deliver(ScanSegment(assets: Self.assets(from: files, in: segment.range), settled: settledFiles))
+                let library = URL(fileURLWithPath: rootPath, isDirectory: true)
+                await deliver(ScanSegment(assets: Self.assets(from: files, in: segment.range).map { $0.found(in: library) }, settled: settledFiles))
             }
         }
         skipped += await workers.value

@@ -77,8 +77,19 @@ struct ServeCommand {
                 let prompt = ConnectionPrompt(peer: request.peer, config: config)
                 if let prompter {
                     prompter.ask(prompt.question, isOpen: { request.isPending }) { yes in
-                        yes ? request.accept() : request.decline()
-                        log("\(yes ? "accepted" : "declined") connection from \(prompt.summary)")
+                        if yes {
+                            Task {
+                                do throws(ConnectionRequestError) {
+                                    try await request.accept()
+                                    log("accepted connection from \(prompt.summary)")
+                                } catch {
+                                    log("could not accept the connection from \(prompt.summary): \(error)")
+                                }
+                            }
+                        } else {
+                            request.decline()
+                            log("declined connection from \(prompt.summary)")
+                        }
                     }
                 } else {
                     request.decline()

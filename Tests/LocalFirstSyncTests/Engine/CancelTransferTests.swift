@@ -32,7 +32,7 @@ import Testing
             var offers = nas.sync.incomingTransfers().makeAsyncIterator()
             let transfer = await laptop.sync.send(assets, from: laptop.library)
             for await update in transfer where update.state == .transferring {
-                transfer.cancel()
+                try await transfer.cancel()
                 break
             }
             let summaries = await transfer.waitUntilCompleted()

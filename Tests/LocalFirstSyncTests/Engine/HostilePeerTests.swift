@@ -222,13 +222,13 @@ import Testing
             // nas trusts mallory only, so a stranger needs consent: answer yes.
             let answering = Task {
                 for await request in nas.sync.connectionRequests() where request.isPending {
-                    request.accept()
+                    try? await request.accept()
                     return
                 }
             }
             let accepting = Task {
                 for await offer in nas.sync.incomingTransfers() where offer.isPending {
-                    _ = try? offer.accept()
+                    _ = try? await offer.accept()
                     return
                 }
             }

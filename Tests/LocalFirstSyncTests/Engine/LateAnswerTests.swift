@@ -32,7 +32,7 @@ import Testing
             #expect(summaries.first?.failures.values.allSatisfy { if case .timedOut = $0 { true } else { false } } == true)
             // Now the person says yes.
             let offer = try #require(await offers.next())
-            let session = try offer.accept()
+            let session = try await offer.accept()
             let outcomes = try await session.files()
             #expect(outcomes.count == assets.count)
             // Failed because the sender's Cancel came (its reason is the one SessionSender sends a

@@ -115,7 +115,7 @@ import Testing
             #expect(!failures.isEmpty && failures.values.allSatisfy {
                 if case let .declined(reason) = $0 { reason.contains("nobody answered in time") } else { false }
             }, "\(failures)")
-            #expect(throws: IncomingTransferError.expired) { try offer.accept() }
+            await #expect(throws: IncomingTransferError.expired) { try await offer.accept() }
             await #expect(throws: IncomingTransferError.expired) { try await offer.session.files() }
         }
     }

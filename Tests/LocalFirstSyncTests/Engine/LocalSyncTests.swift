@@ -228,7 +228,7 @@ import Testing
             let answering = Task {
                 while let request = await requests.next() {
                     if request.peer.deviceID == stranger.identity.deviceID, request.isPending {
-                        request.accept()
+                        try? await request.accept()
                         return
                     }
                 }
@@ -345,7 +345,7 @@ import Testing
             // The NAS connects and asks; the laptop lets it pull, so the offer comes back and lands.
             let accepting = Task { () throws -> [ContentID: ReceiveSessionHandle.Outcome] in
                 for await offer in nas.sync.incomingTransfers() where offer.isPending {
-                    let session = try offer.accept()
+                    let session = try await offer.accept()
                     return try await session.files()
                 }
                 return [:]
