@@ -32,6 +32,9 @@ let package = Package(
         .target(name: "LFSyncCrypto", dependencies: ["LFSyncSystem", "CSodium", "CCrypto"]),
         .target(name: "LFSyncContent", dependencies: ["LFSyncSystem", "LFSyncCrypto"]),
         .target(name: "LFSyncStore", dependencies: ["LFSyncSystem", "LFSyncCrypto", "LFSyncContent", "CSQLite", "CLinux"]),
+        /// How received bytes become files in a library, safely: staging, partials, verifying,
+        /// installing without replacing, reflinks, conflict names (file-system ingestion).
+        .target(name: "LFSyncLanding", dependencies: ["LFSyncSystem", "LFSyncCrypto", "LFSyncContent", "LFSyncStore", "CLinux"]),
         .target(name: "LFSyncTransport", dependencies: ["LFSyncSystem"]),
         /// Real sockets on epoll, kept apart from the seam like NIOPosix is from NIOCore.
         .target(name: "LFSyncTCP", dependencies: ["LFSyncSystem", "LFSyncTransport", "CLinux"]),
@@ -41,20 +44,20 @@ let package = Package(
         .target(
             name: "LocalFirstSync",
             dependencies: [
-                "LFSyncSystem", "LFSyncCrypto", "LFSyncContent", "LFSyncStore", "LFSyncTransport", "LFSyncWire",
+                "LFSyncSystem", "LFSyncCrypto", "LFSyncContent", "LFSyncStore", "LFSyncLanding", "LFSyncTransport", "LFSyncWire",
                 "LFSyncTCP", "LFSyncDiscovery",
             ]
         ),
         /// In-memory transport and discovery with fault injection, and a manual
         /// clock: what an app's own tests need (like NIOEmbedded).
-        .target(name: "LocalFirstSyncTesting", dependencies: ["LocalFirstSync", "LFSyncSystem", "LFSyncCrypto", "LFSyncContent", "LFSyncStore", "LFSyncTransport", "LFSyncTCP", "LFSyncDiscovery"]),
-        .executableTarget(name: "lfsync", dependencies: ["LocalFirstSync", "LFSyncSystem", "LFSyncCrypto", "LFSyncContent", "LFSyncStore", "LFSyncTransport", "LFSyncTCP", "LFSyncDiscovery", "LFSyncWire"]),
+        .target(name: "LocalFirstSyncTesting", dependencies: ["LocalFirstSync", "LFSyncSystem", "LFSyncCrypto", "LFSyncContent", "LFSyncStore", "LFSyncLanding", "LFSyncTransport", "LFSyncTCP", "LFSyncDiscovery"]),
+        .executableTarget(name: "lfsync", dependencies: ["LocalFirstSync", "LFSyncSystem", "LFSyncCrypto", "LFSyncContent", "LFSyncStore", "LFSyncLanding", "LFSyncTransport", "LFSyncTCP", "LFSyncDiscovery", "LFSyncWire"]),
         /// Advertises or browses over DNS-SD; the discovery lab runs it inside network namespaces.
-        .executableTarget(name: "lfsync-discovery-probe", dependencies: ["LocalFirstSync", "LFSyncSystem", "LFSyncCrypto", "LFSyncContent", "LFSyncStore", "LFSyncTransport", "LFSyncTCP", "LFSyncDiscovery"]),
-        .executableTarget(name: "lfsync-hostile-peer", dependencies: ["LocalFirstSync", "LFSyncSystem", "LFSyncCrypto", "LFSyncContent", "LFSyncStore", "LFSyncTransport", "LFSyncTCP", "LFSyncDiscovery", "LFSyncWire"]),
+        .executableTarget(name: "lfsync-discovery-probe", dependencies: ["LocalFirstSync", "LFSyncSystem", "LFSyncCrypto", "LFSyncContent", "LFSyncStore", "LFSyncLanding", "LFSyncTransport", "LFSyncTCP", "LFSyncDiscovery"]),
+        .executableTarget(name: "lfsync-hostile-peer", dependencies: ["LocalFirstSync", "LFSyncSystem", "LFSyncCrypto", "LFSyncContent", "LFSyncStore", "LFSyncLanding", "LFSyncTransport", "LFSyncTCP", "LFSyncDiscovery", "LFSyncWire"]),
         /// Synthetic media and sample libraries, shared by tests, the demo and the benchmarks.
-        .target(name: "LFSyncFixtures", dependencies: ["LocalFirstSync", "LFSyncSystem", "LFSyncCrypto", "LFSyncContent", "LFSyncStore", "LFSyncTransport", "LFSyncTCP", "LFSyncDiscovery"]),
-        .executableTarget(name: "lfsync-bench", dependencies: ["LocalFirstSync", "LFSyncFixtures", "LFSyncSystem", "LFSyncCrypto", "LFSyncContent", "LFSyncStore", "LFSyncTransport", "LFSyncTCP", "LFSyncDiscovery", "LFSyncWire"]),
+        .target(name: "LFSyncFixtures", dependencies: ["LocalFirstSync", "LFSyncSystem", "LFSyncCrypto", "LFSyncContent", "LFSyncStore", "LFSyncLanding", "LFSyncTransport", "LFSyncTCP", "LFSyncDiscovery"]),
+        .executableTarget(name: "lfsync-bench", dependencies: ["LocalFirstSync", "LFSyncFixtures", "LFSyncSystem", "LFSyncCrypto", "LFSyncContent", "LFSyncStore", "LFSyncLanding", "LFSyncTransport", "LFSyncTCP", "LFSyncDiscovery", "LFSyncWire"]),
         /// Every parser of untrusted bytes as a fuzz target; `make fuzz` runs them under libFuzzer,
         /// the tests replay their corpus (Fuzz/corpus).
         .target(name: "LFSyncFuzzing", dependencies: [
@@ -67,7 +70,7 @@ let package = Package(
             name: "LocalFirstSyncTests",
             dependencies: [
                 "LocalFirstSync", "LocalFirstSyncTesting", "LFSyncFixtures", "LFSyncSystem", "LFSyncCrypto", "LFSyncContent",
-                "LFSyncStore", "LFSyncTransport", "LFSyncTCP", "LFSyncWire", "LFSyncDiscovery", "CSodium", "CLinux", "LFSyncFuzzing",
+                "LFSyncStore", "LFSyncLanding", "LFSyncTransport", "LFSyncTCP", "LFSyncWire", "LFSyncDiscovery", "CSodium", "CLinux", "LFSyncFuzzing",
             ],
             // Read at run time from the source tree, so that other implementations can use them too.
             exclude: ["Vectors", "Fixtures"]

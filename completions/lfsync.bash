@@ -193,7 +193,7 @@ _lfsync_serve() {
         --exclude) return 0 ;;
         --exclude-from) __lfsync_files "$value"; return 0 ;;
     esac
-    __lfsync_reply "$cur" '--library --listen --advertise --no-advertise --chmod --bwlimit --exclude --exclude-from --no-default-excludes -q --quiet -v --verbose -h --help'
+    __lfsync_reply "$cur" '--library --listen --no-advertise --chmod --bwlimit --exclude --exclude-from --no-default-excludes -q --quiet -v --verbose -h --help'
 }
 
 _lfsync_push() {

@@ -116,7 +116,6 @@ complete -c lfsync -n '__fish_lfsync_argument_is untrust 1' -a '(__fish_lfsync_p
 # lfsync serve
 complete -c lfsync -n '__fish_lfsync_command_is serve' -l library -x -a '(__fish_complete_directories)' -d 'The folder to receive into (required).'
 complete -c lfsync -n '__fish_lfsync_command_is serve' -l listen -x -d 'Address to listen on (default [::]:7878).'
-complete -c lfsync -n '__fish_lfsync_command_is serve' -l advertise -d 'Advertise over DNS-SD (the default).'
 complete -c lfsync -n '__fish_lfsync_command_is serve' -l no-advertise -d 'Do not advertise; peers connect by address.'
 complete -c lfsync -n '__fish_lfsync_command_is serve' -l chmod -x -d 'Change the modes of received files and new folders, in rsync\'s --chmod syntax (e.g. Dg+s,ug+w,Fo-w or D2775,F664); the umask still applies.'
 complete -c lfsync -n '__fish_lfsync_command_is serve' -l bwlimit -x -d 'Send at most RATE for the whole run, shared by every peer (KiB/s; K, M, G suffixes as rsync; 0 = no limit).'

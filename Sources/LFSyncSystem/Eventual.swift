@@ -29,4 +29,9 @@ package final class Eventual<Value: Sendable>: Sendable {
     package func wait() async -> Value {
         await state.wait { $0 }
     }
+
+    /// The value once it is known, or nil as soon as the waiting task is cancelled.
+    package func waitUnlessCancelled() async -> Value? {
+        await state.wait(orIfCancelled: nil) { value -> Value?? in value.map { .some($0) } }
+    }
 }

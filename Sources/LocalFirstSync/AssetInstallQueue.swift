@@ -5,6 +5,7 @@ import Dispatch
 import Synchronization
 import LFSyncCrypto
 import LFSyncStore
+import LFSyncLanding
 import LFSyncSystem
 
 /// Verifies received contents and installs assets for one

@@ -8,6 +8,7 @@
 import LFSyncContent
 import LFSyncCrypto
 import LFSyncDiscovery
+import LFSyncLanding
 import LFSyncStore
 import LFSyncSystem
 import LFSyncTCP
@@ -48,9 +49,9 @@ public typealias StateDatabase = LFSyncStore.StateDatabase
 public typealias LibraryIndex = LFSyncStore.LibraryIndex
 public typealias ScanCache = LFSyncStore.ScanCache
 public typealias ChunkIndex = LFSyncStore.ChunkIndex
-public typealias NewFileModes = LFSyncStore.NewFileModes
-public typealias ChmodRules = LFSyncStore.ChmodRules
-public typealias InstalledFile = LFSyncStore.InstalledFile
+public typealias NewFileModes = LFSyncLanding.NewFileModes
+public typealias ChmodRules = LFSyncLanding.ChmodRules
+public typealias InstalledFile = LFSyncLanding.InstalledFile
 
 // How devices reach each other.
 public typealias PeerAddress = LFSyncTransport.PeerAddress

@@ -1,6 +1,7 @@
 import Synchronization
 import LFSyncContent
 import LFSyncStore
+import LFSyncLanding
 import LFSyncSystem
 
 /// An offer from a peer: what it wants to send, before any byte of it moves.

@@ -4,6 +4,7 @@ import LFSyncContent
 import LFSyncCrypto
 import LFSyncDiscovery
 import LFSyncStore
+import LFSyncLanding
 import LFSyncSystem
 import LFSyncTCP
 import LFSyncTransport
@@ -180,6 +181,15 @@ public actor LocalSync {
     public nonisolated var preparationProgress: AsyncStream<ScanProgress> { preparation.stream }
 
     public var connectedPeers: [Peer] { sessions.values.map(\.peer).sorted { $0.name < $1.name } }
+
+    /// Waits until the connection to `peer` ends, and says why; nil at once when it is not
+    /// connected, and as soon as the waiting task is cancelled. (A device that refuses
+    /// what was asked of it — a pull, say — closes the connection: this is how to hear it,
+    /// without polling `connectedPeers`.)
+    public func disconnection(of peer: Peer) async -> String? {
+        guard let session = sessions[peer.deviceID] else { return nil }
+        return await session.waitUntilClosed()
+    }
 
     /// Starts accepting connections (and advertising, when discovery is configured).
     /// - Returns: the address actually bound (port 0 picks a free one).

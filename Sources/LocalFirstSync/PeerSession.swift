@@ -26,6 +26,8 @@ actor PeerSession {
     /// A Ping went out after a quiet spell and nothing has come back since.
     private var pingUnanswered = false
     private var closedReason: String?
+    /// Resolved with the reason once the session has closed, for whoever waits for that.
+    private let ended = Eventual<String>()
     private var onClose: (@Sendable (PeerSession) async -> Void)?
     /// Decrypts the next messages while the sides handle the current one.
     private let readAhead: ChannelReadAhead
@@ -164,5 +166,12 @@ actor PeerSession {
             self.onClose = nil
             await onClose(self)
         }
+        ended.resolve(reason)
+    }
+
+    /// Waits until the session has closed, and says why; nil when the waiting task is
+    /// cancelled first.
+    nonisolated func waitUntilClosed() async -> String? {
+        await ended.waitUnlessCancelled()
     }
 }

@@ -2,6 +2,7 @@ import LFSyncContent
 import LFSyncSystem
 import LFSyncCrypto
 import LFSyncStore
+import LFSyncLanding
 import LFSyncTransport
 import LFSyncTCP
 import LFSyncDiscovery

@@ -1,6 +1,7 @@
 import LFSyncContent
 import LFSyncCrypto
 import LFSyncStore
+import LFSyncLanding
 import LFSyncSystem
 import LFSyncWire
 
@@ -53,7 +54,7 @@ struct IncomingOffers {
     }
 
     /// How to land one asset (decided here, carried out by `LibraryImporter`).
-    typealias InstallOrder = LFSyncStore.InstallOrder
+    typealias InstallOrder = LFSyncLanding.InstallOrder
     /// What the importer found out about an offer.
     typealias Plan = ImportPlan
 

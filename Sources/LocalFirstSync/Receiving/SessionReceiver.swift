@@ -1,6 +1,7 @@
 import LFSyncContent
 import LFSyncCrypto
 import LFSyncStore
+import LFSyncLanding
 import LFSyncSystem
 import LFSyncWire
 

@@ -4,6 +4,7 @@ import LFSyncSystem
 import LFSyncCrypto
 import LFSyncContent
 import LFSyncStore
+import LFSyncLanding
 import LFSyncTransport
 import LFSyncDiscovery
 import LFSyncTCP
@@ -67,8 +68,9 @@ struct PullCommand {
                 return nil
             }
             group.addTask {
-                // The peer drops us when it refuses; stop waiting then (and when cancelled).
-                while !Task.isCancelled, await !sync.connectedPeers.isEmpty { try? await Task.sleep(for: .milliseconds(200)) }
+                // The peer drops us when it refuses: the pull ends then. An answer that came just
+                // before the connection closed is still being handed over: it is given a moment.
+                _ = await sync.disconnection(of: peer)
                 if !Task.isCancelled { try? await Task.sleep(for: .milliseconds(500)) }
                 return nil
             }

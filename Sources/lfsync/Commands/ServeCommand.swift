@@ -4,12 +4,13 @@ import LFSyncSystem
 import LFSyncCrypto
 import LFSyncContent
 import LFSyncStore
+import LFSyncLanding
 import LFSyncTransport
 import LFSyncDiscovery
 import LFSyncTCP
 import LFSyncWire
 
-/// `lfsync serve --library DIR [--listen ADDR:PORT] [--advertise|--no-advertise]`:
+/// `lfsync serve --library DIR [--listen ADDR:PORT] [--no-advertise]`:
 /// the receiving side. One log line per event on stderr.
 struct ServeCommand {
     let arguments: ParsedArguments
@@ -164,7 +165,6 @@ struct ServeCommand {
 extension ServeCommand: LFSyncCommand {
     static let library = Option<String>("library", valueName: "DIR", help: "The folder to receive into (required).", completion: .directory)
     static let listen = Option<String>("listen", valueName: "ADDR:PORT", help: "Address to listen on (default [::]:7878).")
-    static let advertise = Flag("advertise", help: "Advertise over DNS-SD (the default).")
     static let noAdvertise = Flag("no-advertise", help: "Do not advertise; peers connect by address.")
     static let chmod = Option<ChmodRules>(
         "chmod", valueName: "CHMOD",
@@ -180,7 +180,6 @@ extension ServeCommand: LFSyncCommand {
         options: [
             library.spec,
             listen.spec,
-            advertise.spec,
             noAdvertise.spec,
             chmod.spec,
             bandwidthLimit.spec,

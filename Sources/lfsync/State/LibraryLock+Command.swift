@@ -4,6 +4,7 @@ import LFSyncSystem
 import LFSyncCrypto
 import LFSyncContent
 import LFSyncStore
+import LFSyncLanding
 import LFSyncTransport
 import LFSyncTCP
 import LFSyncDiscovery

@@ -8,7 +8,7 @@ import Testing
 /// `import LocalFirstSyncTesting` (the lower layers only by the types those alias).
 @Suite struct PublicAPITests {
     static let modules = ["LocalFirstSync", "LocalFirstSyncTesting", "LFSyncSystem", "LFSyncCrypto", "LFSyncContent",
-                          "LFSyncStore", "LFSyncTransport", "LFSyncTCP", "LFSyncDiscovery"]
+                          "LFSyncStore", "LFSyncLanding", "LFSyncTransport", "LFSyncTCP", "LFSyncDiscovery"]
     static let listingURL = TestSupport.packageRoot.appendingPathComponent("Tests/LocalFirstSyncTests/API/public-api.txt")
 
     /// The toolchain's symbol graph extractor, beside `swift` on the PATH.

@@ -3,6 +3,7 @@ import Testing
 @testable import LFSyncContent
 @testable import LFSyncCrypto
 @testable import LFSyncStore
+@testable import LFSyncLanding
 @testable import LFSyncWire
 
 /// The receiving side's rules, driven event by event without a socket or a

@@ -8,6 +8,7 @@ import Testing
 import LFSyncSystem
 import LFSyncCrypto
 import LFSyncStore
+import LFSyncLanding
 import LFSyncDiscovery
 import LFSyncWire
 

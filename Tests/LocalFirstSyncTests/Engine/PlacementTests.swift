@@ -9,6 +9,7 @@ import Glibc
 @testable import LFSyncContent
 @testable import LFSyncCrypto
 @testable import LFSyncStore
+@testable import LFSyncLanding
 @testable import LFSyncSystem
 @testable import LocalFirstSyncTesting
 

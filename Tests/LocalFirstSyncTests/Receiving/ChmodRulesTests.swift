@@ -1,5 +1,6 @@
 import Testing
 import LFSyncStore
+import LFSyncLanding
 
 /// `--chmod` as rsync 3.5 applies it: every expected mode below was observed
 /// with `rsync -r -p --chmod=…` on real files (as root, so set-id bits stick).

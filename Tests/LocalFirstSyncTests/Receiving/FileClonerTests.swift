@@ -5,6 +5,7 @@ import Glibc
 #endif
 @testable import LocalFirstSync
 @testable import LFSyncStore
+@testable import LFSyncLanding
 @testable import LFSyncSystem
 
 /// Copies of one received content: a reflink where the file system shares

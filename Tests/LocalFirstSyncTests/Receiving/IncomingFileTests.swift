@@ -5,6 +5,7 @@ import Testing
 @testable import LFSyncContent
 @testable import LFSyncCrypto
 @testable import LFSyncStore
+@testable import LFSyncLanding
 
 @Suite("Receiving: incoming files")
 struct IncomingFileTests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import LocalFirstSync
 @testable import LFSyncStore
+@testable import LFSyncLanding
 
 @Suite("Receiving: library directory")
 struct LibraryDirectoryTests {

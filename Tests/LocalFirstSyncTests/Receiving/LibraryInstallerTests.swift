@@ -4,6 +4,7 @@ import Testing
 @testable import LFSyncContent
 @testable import LFSyncCrypto
 @testable import LFSyncStore
+@testable import LFSyncLanding
 
 @Suite("Receiving: installing into the library")
 struct LibraryInstallerTests {

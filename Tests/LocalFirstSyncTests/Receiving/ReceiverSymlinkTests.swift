@@ -4,6 +4,7 @@ import Testing
 @testable import LocalFirstSync
 @testable import LFSyncContent
 @testable import LFSyncStore
+@testable import LFSyncLanding
 
 /// A symlink anywhere — planted in the library, or swapped for lfsync's own
 /// directory — must never redirect a write outside the library.

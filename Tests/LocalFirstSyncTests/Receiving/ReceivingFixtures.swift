@@ -4,6 +4,7 @@ import Testing
 @testable import LFSyncContent
 @testable import LFSyncCrypto
 @testable import LFSyncStore
+@testable import LFSyncLanding
 @testable import LFSyncSystem
 
 /// Libraries, manifests and file helpers shared by the receiving-side suites.

@@ -7,6 +7,7 @@ import Testing
 @testable import LFSyncContent
 @testable import LFSyncCrypto
 @testable import LFSyncStore
+@testable import LFSyncLanding
 
 /// Two transfers of one content in one process, from different threads (two
 /// peers' sessions, or a session and the install queue finishing the other):

@@ -7,6 +7,7 @@ import Glibc
 @testable import LocalFirstSync
 @testable import LFSyncContent
 @testable import LFSyncStore
+@testable import LFSyncLanding
 
 /// Partials no transfer holds are removed after a day without a touch, or least recently
 /// touched first beyond the size limit or when an offer needs the room; a transfer in

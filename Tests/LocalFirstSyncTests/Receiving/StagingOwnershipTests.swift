@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 @testable import LFSyncStore
+@testable import LFSyncLanding
 @testable import LFSyncSystem
 
 private typealias F = ReceivingFixtures

@@ -1,5 +1,6 @@
 import Testing
 @testable import LFSyncStore
+@testable import LFSyncLanding
 
 /// The staging limits PROTOCOL.md documents (Receiver rules): partials no transfer holds may
 /// take max(1 GiB, 10 % of the file system); a plan leaves min(1 GiB, 1 %) free; 24 h idle.

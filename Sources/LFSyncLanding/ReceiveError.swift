@@ -1,6 +1,7 @@
 import LFSyncContent
 import LFSyncCrypto
 import LFSyncSystem
+import LFSyncStore
 
 /// Everything that can go wrong while landing an incoming file. Paths in the
 /// messages are library-relative and escaped: they may have come from a peer.

@@ -1,3 +1,4 @@
+import LFSyncStore
 /// Which chunks of a file are present, one bit each: a 256 GiB file's 4 Mi
 /// chunks fit in 512 KiB, where a `Set<Int>` would need tens of megabytes.
 package struct ChunkBitmap: Hashable, Sendable, CustomStringConvertible {

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import LFSyncSystem
+import LFSyncStore
 
 /// Moves a directory entry without ever replacing what is at the destination:
 /// the installer's one way of putting a file into the library.

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import LFSyncContent
 import LFSyncSystem
+import LFSyncStore
 
 /// Moves the staged files of one asset into the library, never overwriting
 /// anything (ARCHITECTURE.md, "Receiver safety").

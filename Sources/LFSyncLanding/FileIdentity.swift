@@ -1,4 +1,5 @@
 import LFSyncSystem
+import LFSyncStore
 
 /// Which file a name led to: device and inode. A partial is opened by name
 /// for every operation (no descriptor is held between them), and comparing

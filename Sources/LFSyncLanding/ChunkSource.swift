@@ -1,4 +1,5 @@
 import LFSyncCrypto
+import LFSyncStore
 
 /// Where the receiver may already have a chunk's bytes, so it can copy them
 /// locally instead of asking the peer. Always a hint: `IncomingFile.copyChunk`

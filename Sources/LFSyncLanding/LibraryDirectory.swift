@@ -3,6 +3,7 @@ import Glibc
 #endif
 import LFSyncContent
 import LFSyncSystem
+import LFSyncStore
 
 /// The library root, held open for as long as we receive into it; every write
 /// of the receiving side goes through this descriptor.

@@ -1,5 +1,6 @@
 import Synchronization
 import LFSyncSystem
+import LFSyncStore
 
 /// The one lock of a content's partial in this process, shared by every
 /// `IncomingFile` of that file hash (handed out by `PartialLocks`), and what

@@ -6,6 +6,7 @@ import Synchronization
 import LFSyncContent
 import LFSyncCrypto
 import LFSyncSystem
+import LFSyncStore
 
 /// `<library>/.lfsync/staging/`: the only place incoming bytes are written
 /// before they are complete and verified (ARCHITECTURE.md, "Receiver safety"). Inside the library

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import LFSyncSystem
+import LFSyncStore
 
 /// The permission bits of what the receiver creates in a library.
 ///

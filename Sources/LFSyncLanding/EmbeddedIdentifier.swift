@@ -1,4 +1,5 @@
 import LFSyncContent
+import LFSyncStore
 
 /// The Live Photo identifier inside a received file's bytes, when they
 /// passed through memory whole (a file of one chunk — most files of a photo

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import LFSyncContent
 import LFSyncSystem
+import LFSyncStore
 
 /// `<library>/.lfsync/lock`, held (`flock`, exclusive) by the one process
 /// that receives into a library.

@@ -1,5 +1,6 @@
 import LFSyncContent
 import LFSyncCrypto
+import LFSyncStore
 
 /// What `LibraryImporter` found out about an offer before anything is asked
 /// of the peer.

@@ -1,4 +1,5 @@
 import LFSyncSystem
+import LFSyncStore
 
 /// rsync's `--chmod=CHMOD` rules: a comma-separated list of chmod(1)-style
 /// modes that rewrite the permissions of received files and directories.

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import LFSyncCrypto
 import LFSyncSystem
+import LFSyncStore
 
 /// A complete, hash-verified file in the staging area, waiting for
 /// `LibraryInstaller` to move it into the library. Its staging name is

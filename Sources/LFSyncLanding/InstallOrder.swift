@@ -1,5 +1,6 @@
 import LFSyncContent
 import LFSyncCrypto
+import LFSyncStore
 
 /// How to land one asset: per placement, per file, where its bytes come from.
 /// The receiving engine decides it (`IncomingOffers`); `LibraryImporter`

@@ -1,3 +1,4 @@
+import LFSyncStore
 /// How long the staging area keeps what no transfer holds, how much of it,
 /// and how much room a plan must leave free. Receiver behaviour a peer can
 /// notice (a resume may start over), so PROTOCOL.md's receiver rules and the

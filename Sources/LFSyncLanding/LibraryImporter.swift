@@ -2,6 +2,7 @@ import Foundation
 import LFSyncContent
 import LFSyncCrypto
 import LFSyncSystem
+import LFSyncStore
 
 /// Places received assets into a library folder — the Linux counterpart of
 /// "save to photo library". Files land at their library-relative paths, an

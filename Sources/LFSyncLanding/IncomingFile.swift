@@ -5,6 +5,7 @@ internal import CLinux
 import LFSyncContent
 import LFSyncCrypto
 import LFSyncSystem
+import LFSyncStore
 
 /// One file content being received: chunks land in its partial in the
 /// staging area, each checked against its hash before it is written;

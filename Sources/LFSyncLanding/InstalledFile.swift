@@ -1,4 +1,5 @@
 import LFSyncContent
+import LFSyncStore
 
 /// What the installer did with one file of an asset.
 public enum InstalledFile: Hashable, Sendable, CustomStringConvertible {

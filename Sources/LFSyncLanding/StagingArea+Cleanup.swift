@@ -3,6 +3,7 @@ import Glibc
 #endif
 import LFSyncCrypto
 import LFSyncSystem
+import LFSyncStore
 
 /// Removing partials nobody is using, so that the staging area cannot grow
 /// without bound (see `StagingPolicy` for the numbers and why).

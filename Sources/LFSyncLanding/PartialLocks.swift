@@ -1,6 +1,7 @@
 import Synchronization
 import LFSyncCrypto
 import LFSyncSystem
+import LFSyncStore
 
 /// The `PartialLock` of every content that some live `IncomingFile` of this
 /// process is receiving, with how many hold it. One per `StagingArea`, and

@@ -1,5 +1,6 @@
 import LFSyncContent
 import LFSyncCrypto
+import LFSyncStore
 
 /// The name a received file gets when a *different* file already has its
 /// name: `IMG_0001.HEIC` → `IMG_0001 (conflict 1a2b3c4d).HEIC`.

@@ -3,6 +3,7 @@ import Glibc
 #endif
 internal import CLinux
 import LFSyncSystem
+import LFSyncStore
 
 /// Copies a whole file into another, as cheaply as the file system allows.
 ///
