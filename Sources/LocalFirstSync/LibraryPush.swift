@@ -1,16 +1,21 @@
 import LFSyncContent
+import LFSyncSystem
 
 /// A library being sent while it is scanned (`LocalSync.push(library:)`).
 public struct LibraryPush: Sendable {
     /// Per-peer progress and outcome, as for any send.
     public let transfer: OutgoingTransfer
+    let scan: Eventual<Result<LibraryScan, LibraryScanner.Failure>>
+    let push: OutgoingPush
+
     /// The scan's outcome once it has finished: skipped files and statistics
     /// (its assets went out with the push, so `assets` is empty). A scan that
     /// fails part-way also fails the transfer of what it never reached.
-    public let scan: Task<Result<LibraryScan, LibraryScanner.Failure>, Never>
-    let push: OutgoingPush
+    public func scanned() async throws(LibraryScanner.Failure) -> LibraryScan {
+        try await scan.wait().get()
+    }
 
-    /// Distinct contents the push carried, offered or not: final once `scan` has finished.
+    /// Distinct contents the push carried, offered or not: final once `scanned()` has returned.
     public var contentCount: Int { push.contentCount }
 
     /// Those contents, for a ledger that must hear about them (a peer that could not be reached).

@@ -99,7 +99,8 @@ public actor LocalSync {
     private var handshakeFailureLog = RateLimitedLog(interval: .seconds(10))
     private var refusalLog = RateLimitedLog(interval: .seconds(10))
     private var listener: (any Listener)?
-    private var acceptLoop: Task<Void, Never>?
+    /// Every task this engine runs, as children of one group (`EngineTasks`).
+    private let tasks = EngineTasks()
     private var advertisement: (any AdvertisementHandle)?
     private let offerIDs = OfferIDSource()
     private let connectionRequestStream = AsyncStream<ConnectionRequest>.makeStream(bufferingPolicy: .bufferingNewest(64))
@@ -199,7 +200,7 @@ public actor LocalSync {
         do { listener = try await transport.listen(on: address) } catch { throw .connectionFailed("cannot listen on \(address): \(error)") }
         self.listener = listener
         let clock = configuration.clock
-        acceptLoop = Task { [weak self] in
+        tasks.spawn { [weak self] in
             // A failed accept (out of descriptors, a connection aborted, no buffers) is about that
             // moment, not the listener: back off and go on, so one flood cannot stop `serve` for good.
             var backoff = AcceptBackoff()
@@ -304,14 +305,20 @@ public actor LocalSync {
     /// Stops listening, withdraws the advertisement and closes every connection.
     /// `connectionRequests()` and `incomingTransfers()` end here, so a loop over
     /// them finishes with the engine; a stopped engine is not started again.
+    /// Returns once every task it ran has ended — pushes in flight end as their
+    /// connections close, each peer's summary delivered — and the ledger has committed
+    /// everything they recorded.
     public func stop() async {
-        acceptLoop?.cancel()
         await listener?.close()
         await advertisement?.cancel()
         for session in sessions.values { await session.close(reason: "shutting down") }
         sessions.removeAll()
+        // Handshakes under way end now rather than at their deadline.
+        for connection in handshaking.values { await connection.abort() }
         connectionRequestStream.continuation.finish()
         incomingTransferStream.continuation.finish()
+        await tasks.stop(cancelling: false)
+        await store.barrier()
     }
 
     /// Lets peers the trust policy allows to pull (`TrustPolicy.Entry.mayPull`) ask us
@@ -328,18 +335,18 @@ public actor LocalSync {
         case let .refused(reason):
             if let line = refusalLog.note("refused a connection from \(address): \(reason)") { configuration.log(line) }
             // Owed nothing: its descriptor is released now, not after a graceful close's linger.
-            Task { await connection.abort() }
+            tasks.spawn { await connection.abort() }
         case let .admitted(ticket, evicting):
             for dropped in evicting {
-                if let old = handshaking.removeValue(forKey: dropped.id) { Task { await old.abort() } }
+                if let old = handshaking.removeValue(forKey: dropped.id) { tasks.spawn { await old.abort() } }
             }
             if !evicting.isEmpty, let line = refusalLog.note("dropped the oldest handshake from \(evicting[0].network) to make room") {
                 configuration.log(line)
             }
             handshaking[ticket.id] = connection
-            Task {
+            tasks.spawn {
                 let session = await self.handshakeIncoming(connection, ticket: ticket)
-                if session == nil { self.release(ticket) }
+                if session == nil { await self.release(ticket) }
             }
         }
     }
@@ -434,6 +441,7 @@ public actor LocalSync {
         }
         sessions[id] = session
         await session.start { [weak self] closed in await self?.unregister(closed) }
+        if !tasks.spawn({ await session.run() }) { await session.close(reason: "shutting down") }
     }
 
     private func unregister(_ session: PeerSession) {
@@ -538,10 +546,11 @@ public actor LocalSync {
         let scanner = LibraryScanner(root: library, cache: cache, chunkIndex: chunkIndex, exclusions: exclusions)
         let continuation = preparation.continuation
         let (walked, walkedSignal) = AsyncStream<Void>.makeStream()
-        let scan = Task { () -> Result<LibraryScan, LibraryScanner.Failure> in
+        let scan = Eventual<Result<LibraryScan, LibraryScanner.Failure>>()
+        tasks.spawn {
             defer { walkedSignal.finish() }
             do throws(LibraryScanner.Failure) {
-                let scan = try await scanner.scan(
+                let scanned = try await scanner.scan(
                     segmentFiles: segmentFiles,
                     walked: { files, bytes in
                         push.setTotals(files: UInt64(files), bytes: bytes)
@@ -550,10 +559,10 @@ public actor LocalSync {
                     segment: { await push.append($0) },
                     progress: { continuation.yield($0) })
                 push.endOfAssets()
-                return .success(scan)
+                scan.resolve(.success(scanned))
             } catch {
                 push.endOfAssets(failure: error.description)
-                return .failure(error)
+                scan.resolve(.failure(error))
             }
         }
         var didWalk = false
@@ -561,7 +570,7 @@ public actor LocalSync {
             didWalk = true
             break
         }
-        if !didWalk, case let .failure(error) = await scan.value { throw error }
+        if !didWalk, case let .failure(error) = await scan.wait() { throw error }
         return LibraryPush(transfer: start(push, from: library, to: destination), scan: scan, push: push)
     }
 
@@ -591,7 +600,7 @@ public actor LocalSync {
             // record that (`PeerPushMachine`), with why it is not connected.
             let consumer = push.addConsumer()
             let reason = connectFailures[peer.deviceID].map { "not connected: \($0)" } ?? "not connected"
-            Task { await PeerSendJob.failUnconnected(peer, reason: reason, push: push, consumer: consumer, store: store, transfer: transfer) }
+            tasks.spawn { await PeerSendJob.failUnconnected(peer, reason: reason, push: push, consumer: consumer, store: store, transfer: transfer) }
         }
         // Every chunk is read (and, unless settled, hashed) once for all peers: demand is
         // registered per batch for every peer still sending, and each peer drops what it doesn't need.
@@ -599,16 +608,12 @@ public actor LocalSync {
         transfer.chunkReader = reader
         let consumers = targets.map { _ in push.addConsumer() }
         let timeout = configuration.offerReplyTimeout, clock = configuration.clock
-        Task {
-            await withTaskGroup(of: Void.self) { group in
-                for (session, consumer) in zip(targets, consumers) {
-                    group.addTask {
-                        await PeerSendJob(
-                            session: session, push: push, consumer: consumer, reader: reader, store: store,
-                            transfer: transfer, replyTimeout: timeout, clock: clock
-                        ).run()
-                    }
-                }
+        for (session, consumer) in zip(targets, consumers) {
+            tasks.spawn {
+                await PeerSendJob(
+                    session: session, push: push, consumer: consumer, reader: reader, store: store,
+                    transfer: transfer, replyTimeout: timeout, clock: clock
+                ).run()
             }
         }
         return transfer

@@ -26,4 +26,12 @@ final class OneShotDecision: Sendable {
         defer { timer.cancel() }
         return await answered.wait().accepted
     }
+
+    /// As `wait(timeout:clock:)`, or nil as soon as the waiting task is cancelled (the
+    /// connection that asked has ended).
+    func waitUnlessCancelled(timeout: Duration, clock: any Clock<Duration> = ContinuousClock()) async -> Bool? {
+        let timer = Deadline.after(timeout, on: clock) { [self] in decide(false, expiring: true) }
+        defer { timer.cancel() }
+        return await answered.waitUnlessCancelled()?.accepted
+    }
 }

@@ -75,6 +75,9 @@ public final class OutgoingTransfer: AsyncSequence, Sendable {
         state.withLock { Array($0.latest.values) }
     }
 
+    /// The summaries if every peer's side has ended, without waiting.
+    var summariesIfCompleted: [PeerTransferSummary]? { completed.value }
+
     /// Waits until every peer's side has ended; one summary per peer, sorted by peer name.
     /// Cancelling the waiting task cancels the transfer (see `cancel()`); the summaries
     /// then still arrive, each `.cancelled` unless that peer had already finished.

@@ -22,7 +22,6 @@ actor PeerSession {
     /// This peer's offers to us.
     nonisolated let receiver: SessionReceiver
     private let context: SessionContext
-    private var loop: Task<Void, Never>?
     /// A Ping went out after a quiet spell and nothing has come back since.
     private var pingUnanswered = false
     private var closedReason: String?
@@ -41,12 +40,11 @@ actor PeerSession {
         readAhead = ChannelReadAhead(channel: channel)
     }
 
+    /// Readies both sides; `run()` then reads the peer's messages until the session closes.
     func start(onClose: @escaping @Sendable (PeerSession) async -> Void) async {
         self.onClose = onClose
         await sender.attach(to: self)
         await receiver.attach(to: self)
-        readAhead.start()
-        loop = Task { await self.run() }
     }
 
     var isOpen: Bool { closedReason == nil }
@@ -70,8 +68,22 @@ actor PeerSession {
 
     // MARK: - The loop
 
-    private func run() async {
-        while true {
+    /// The loop: one message at a time, to the side it concerns, until the session closes;
+    /// beside it, the incoming side's events (`SessionReceiver.run()`). The engine runs it as
+    /// a child of its task group (`EngineTasks`); `close()` ends both (the channel it reads
+    /// from is closed, the receiver's events end).
+    func run() async {
+        await withDiscardingTaskGroup { group in
+            // The incoming side's own events (its threads reporting back, answers, flushes).
+            group.addTask { await self.receiver.run() }
+            // The channel's next messages, decrypted while the current one is handled.
+            group.addTask { [readAhead] in await readAhead.run() }
+            await readLoop()
+        }
+    }
+
+    private func readLoop() async {
+        while closedReason == nil {
             let received: ChannelReadAhead.Incoming?
             do { received = try await readAhead.next().get() } catch {
                 if case .transport(.timedOut(.idle)) = error {
@@ -161,7 +173,6 @@ actor PeerSession {
         await sender.close(reason: reason)
         readAhead.stop()
         await channel.close()
-        loop?.cancel()
         if let onClose {
             self.onClose = nil
             await onClose(self)

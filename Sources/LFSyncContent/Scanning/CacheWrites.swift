@@ -20,7 +20,8 @@ struct CacheWrites {
     let cache: (any ScanMemory)?
     let chunkIndex: (any ScanObserver)?
     private var gathered: [IndexedFile] = []
-    private var writing: Task<Result<Void, LibraryScanner.Failure>, Never>?
+    /// The batch being written on the scan's thread, and what that write threw.
+    private var writing: Eventual<Result<Void, LibraryScanner.Failure>>?
 
     init(disk: BlockingQueue, cache: (any ScanMemory)?, chunkIndex: (any ScanObserver)?) {
         self.disk = disk
@@ -46,15 +47,17 @@ struct CacheWrites {
         try await waitForWriting()
         let batch = gathered, disk = disk, cache = cache, chunkIndex = chunkIndex
         gathered = []
-        writing = Task {
-            do throws(LibraryScanner.Failure) {
-                try await LibraryScanner.cacheWork(on: disk) {
-                    try cache?.remember(batch)
-                    try chunkIndex?.didHash(batch)
-                }
-                return .success(())
+        let written = Eventual<Result<Void, LibraryScanner.Failure>>()
+        writing = written
+        // Queued on the scan's own thread: no task of its own, and `finish()` (or the next
+        // batch) waits for it.
+        disk.async {
+            do {
+                try cache?.remember(batch)
+                try chunkIndex?.didHash(batch)
+                written.resolve(.success(()))
             } catch {
-                return .failure(error)
+                written.resolve(.failure(.cache(error)))
             }
         }
     }
@@ -62,6 +65,6 @@ struct CacheWrites {
     private mutating func waitForWriting() async throws(LibraryScanner.Failure) {
         guard let writing else { return }
         self.writing = nil
-        try await writing.value.get()
+        try await writing.wait().get()
     }
 }

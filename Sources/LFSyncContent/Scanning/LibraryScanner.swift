@@ -113,9 +113,8 @@ public struct LibraryScanner: Sendable {
         let segments = Self.segments(of: entries, limit: segmentLimit, isKnown: { files[$0] != nil })
         let hashing = HashingRun(segments: segments, entries: entries, alreadyDone: filesFromCache)
         let (completed, completions) = AsyncStream<Int>.makeStream()
-        let workers = Task { [self] in
-            await hash(hashing, into: files, completions: completions, progress: progress)
-        }
+        // A child of this scan: cancelled with it, and awaited before it returns or throws.
+        async let skippedWhileHashing = hash(hashing, into: files, completions: completions, progress: progress)
         var statistics = LibraryScan.Statistics()
         var cacheWrites = CacheWrites(disk: disk, cache: cache, chunkIndex: chunkIndex)
         var next = 0
@@ -133,12 +132,7 @@ public struct LibraryScanner: Sendable {
                     statistics.bytesHashed += file.manifest.size
                     isSettled[index] = file.isUnchanged(entries[index].status)
                 }
-                do {
-                    try await cacheWrites.add(fresh)
-                } catch {
-                    workers.cancel()
-                    throw error
-                }
+                try await cacheWrites.add(fresh)
                 var settled: [(RelativePath, FileStatus)] = []
                 for index in segment.range {
                     guard let file = files[index] else { continue }
@@ -153,7 +147,7 @@ public struct LibraryScanner: Sendable {
                 await deliver(ScanSegment(assets: Self.assets(from: files, in: segment.range).map { $0.found(in: library) }, settled: settledFiles))
             }
         }
-        skipped += await workers.value
+        skipped += await skippedWhileHashing
         try await cacheWrites.finish()
 
         let sortedPaths = byPath.map { entries[$0].relativePath }

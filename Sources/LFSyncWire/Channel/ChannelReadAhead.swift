@@ -37,10 +37,11 @@ package final class ChannelReadAhead: Sendable {
         self.byteLimit = byteLimit
     }
 
-    /// Starts reading ahead; the task ends at the end of the stream, on a
-    /// failure other than an idle timeout, or after `stop()`.
-    package func start() {
-        Task { await self.readLoop() }
+    /// Reads ahead until the end of the stream, a failure other than an idle
+    /// timeout, or `stop()` (with the channel closed by its owner). The owner runs it
+    /// as a child task beside the loop that calls `next()`.
+    package func run() async {
+        await readLoop()
     }
 
     /// The next message, in order: `.success(nil)` at a clean end of stream,

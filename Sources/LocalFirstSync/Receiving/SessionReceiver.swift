@@ -13,7 +13,30 @@ import LFSyncWire
 /// sockets); this actor carries out what it asks for: the disk work on
 /// threads of its own (`ChunkWriteQueue`, `AssetInstallQueue`), the ledger
 /// rows, and the replies and receipts, which leave through the session.
+///
+/// What the peer sends arrives through the session's loop; everything else — the
+/// threads reporting back, a person's answer, a batch of replies ready to leave — is an
+/// `Event` that `run()` consumes, one at a time. Its waits (for an answer, for a flush to
+/// commit and send) are child tasks of `run()`, so nothing this side starts outlives it.
 actor SessionReceiver {
+    private enum Event: Sendable {
+        /// The write thread landed chunks (`ChunkWriteQueue.takeLanded()`).
+        case chunksWritten
+        /// The install threads verified files (`verifications`).
+        case verificationsReady
+        /// The install threads installed assets (`installations`).
+        case installationsReady
+        /// An install that could not even be queued.
+        case installFailed(IncomingOffers.InstallOrder, ReceiveError)
+        /// A new push waits for its yes or no.
+        case awaitDecision(pushID: UInt64, OneShotDecision)
+        /// The outbox or the rows to record have something: a flush is due.
+        case flush
+        /// Sending failed: the connection ends.
+        case sendFailed(String)
+    }
+
+    private let events = AsyncStream<Event>.makeStream()
     private let peer: Peer
     private let context: SessionContext
     private var incoming = IncomingOffers()
@@ -44,9 +67,9 @@ actor SessionReceiver {
     private var outbox: [WireMessage] = []
     private var receivedToRecord: [(content: ContentID, bytes: UInt64)] = []
     private var flushScheduled = false
-    /// The flush under way: flushes run one after another, so the messages of
+    /// The last flush started: flushes run one after another, so the messages of
     /// one never overtake those of the one before while it waits for its commit.
-    private var flushing: Task<Void, Never>?
+    private var flushing: Eventual<Void>?
     /// Set once the connection is ending: nothing new is planned or staged.
     private var closing = false
     /// Where replies and receipts go.
@@ -103,8 +126,8 @@ actor SessionReceiver {
             return
         }
         jobStarted()
-        chunkWrites.write(HandedOver(file), chunkAt: Int(chunk.chunkIndex), bytes: bytes, for: destination) { [weak self] in
-            Task { await self?.chunksWritten() }
+        chunkWrites.write(HandedOver(file), chunkAt: Int(chunk.chunkIndex), bytes: bytes, for: destination) { [events = events.continuation] in
+            events.yield(.chunksWritten)
         }
     }
 
@@ -164,11 +187,7 @@ actor SessionReceiver {
         context.announce(IncomingTransfer(
             from: peer, offerID: pushID, items: firstAssets.flatMap(\.placements), fileCount: header.fileCount,
             totalByteCount: header.byteCount, acceptedAutomatically: automatic, decision: decision, session: handle))
-        let timeout = context.decisionTimeout, clock = context.clock
-        Task {
-            let accepted = await decision.wait(timeout: timeout, clock: clock)
-            await self.decided(pushID: pushID, accepted: accepted, expired: decision.hasExpired)
-        }
+        events.continuation.yield(.awaitDecision(pushID: pushID, decision))
     }
 
     private func decided(pushID: UInt64, accepted: Bool, expired: Bool) async {
@@ -223,8 +242,8 @@ actor SessionReceiver {
         // The file is handed over: this actor does not touch it again.
         jobStarted()
         let verifications = verifications
-        installs.verify(HandedOver(file)) { [weak self] result in
-            if verifications.add((hash, result)) { Task { await self?.collectVerifications() } }
+        installs.verify(HandedOver(file)) { [events = events.continuation] result in
+            if verifications.add((hash, result)) { events.yield(.verificationsReady) }
         }
     }
 
@@ -260,14 +279,14 @@ actor SessionReceiver {
         }
         let importer: LibraryImporter
         do { importer = try context.importer() } catch {
-            Task { await self.installed(order, .failure(.libraryUnavailable(error.description))) }
+            events.continuation.yield(.installFailed(order, .libraryUnavailable(error.description)))
             return
         }
         jobStarted()
         // Queued now, in the order decided: one that copies a content runs before the one that takes it.
         let installations = installations
-        installs.install(order, staged: sources, with: importer) { [weak self] result in
-            if installations.add((order, result)) { Task { await self?.collectInstallations() } }
+        installs.install(order, staged: sources, with: importer) { [events = events.continuation] result in
+            if installations.add((order, result)) { events.yield(.installationsReady) }
         }
     }
 
@@ -295,10 +314,17 @@ actor SessionReceiver {
     private func scheduleFlush() {
         guard !flushScheduled else { return }
         flushScheduled = true
-        let previous = flushing
-        flushing = Task {
-            await previous?.value
+        events.continuation.yield(.flush)
+    }
+
+    /// Starts a flush that runs once the one before it has finished.
+    private func startFlush(in group: inout DiscardingTaskGroup) {
+        let previous = flushing, done = Eventual<Void>()
+        flushing = done
+        group.addTask {
+            await previous?.wait()
             await self.flush()
+            done.resolve(())
         }
     }
 
@@ -315,9 +341,42 @@ actor SessionReceiver {
         // Straight on the channel, even while `close()` lets queued installs finish: the
         // channel is still open then, and the peer waits for exactly these receipts.
         do { try await channel.send(messages) } catch {
-            // Closed from a task of its own: `close()` waits for the flushes, this one
+            // Closed by `run()`, not here: `close()` waits for the flushes, this one
             // included, so awaiting it here would wait for itself.
-            Task { [session] in await session?.close(reason: error.description) }
+            events.continuation.yield(.sendFailed(error.description))
+        }
+    }
+
+    // MARK: - The loop
+
+    /// Consumes this side's events until `close()` has finished; the session runs it
+    /// beside its read loop. Waits still under way then (an unanswered question) are cancelled.
+    func run() async {
+        await withDiscardingTaskGroup { group in
+            for await event in events.stream {
+                switch event {
+                case .chunksWritten:
+                    await chunksWritten()
+                case .verificationsReady:
+                    await collectVerifications()
+                case .installationsReady:
+                    await collectInstallations()
+                case let .installFailed(order, error):
+                    await installed(order, .failure(error))
+                case let .awaitDecision(pushID, decision):
+                    let timeout = context.decisionTimeout, clock = context.clock
+                    group.addTask {
+                        guard let accepted = await decision.waitUnlessCancelled(timeout: timeout, clock: clock) else { return }
+                        await self.decided(pushID: pushID, accepted: accepted, expired: decision.hasExpired)
+                    }
+                case .flush:
+                    startFlush(in: &group)
+                case let .sendFailed(reason):
+                    // A task of its own: closing waits for this loop to drain the jobs in flight.
+                    group.addTask { [session] in await session?.close(reason: reason) }
+                }
+            }
+            group.cancelAll()
         }
     }
 
@@ -332,12 +391,13 @@ actor SessionReceiver {
         // Waited for even if the closing task was cancelled: the jobs hold files of this side.
         await jobs.wait { $0 == 0 ? () : nil }
         await perform(incoming.closed(reason: reason))
-        await flushing?.value
+        await flushing?.wait()
         await flush()
         for file in staged.values { try? file.discard() }
         staged = [:]
         partials = [:]
         for handle in transfers.values { handle.end() }
         transfers = [:]
+        events.continuation.finish()
     }
 }

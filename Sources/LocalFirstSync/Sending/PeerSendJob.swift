@@ -43,6 +43,8 @@ actor PeerSendJob {
     /// In the batch being sent: assets whose source failed here, and the chunk keys taken or given back.
     private var locallyFailed: [ContentID: String] = [:]
     private var settled = Set<BroadcastChunkReader.Key>()
+    /// Why the connection was cut while offering, if it was.
+    private var cut: String?
 
     private typealias PlannedChunk = BroadcastChunkReader.Request
 
@@ -75,20 +77,34 @@ actor PeerSendJob {
         publish(.offering)
         let (receipts, sink) = AsyncStream<WireMessage.Receipt>.makeStream()
         receiptSink = sink
-        transfer.onCancel { Task { await self.cancelNow() } }
-        // Receipts are taken as they come, while later offers are still being sent.
-        let receiving = Task { await self.consume(receipts) }
-
-        let cut = await offerAndSend(receipts: sink)
-
-        allOffered = true
-        if !machine.awaitsReceipts || cut != nil { sink.finish() }
-        // Ends when the last owed receipt is in, when the connection closes (the session
-        // finishes the stream then), or when the peer has been silent too long.
-        receiptDeadline.heard()
-        let watchdog = Task { await self.watchReceipts() }
-        await receiving.value
-        watchdog.cancel()
+        // From any thread: the flag the job checks between steps, and the end of the
+        // receipts it waits for.
+        transfer.onCancel { [cancelRequest] in
+            cancelRequest.set()
+            sink.finish()
+        }
+        // Every task of the job is a child of this group: it ends when they all have.
+        await withDiscardingTaskGroup { group in
+            // Receipts are taken as they come, while later offers are still being sent.
+            let receiptsEnded = Eventual<Void>()
+            group.addTask {
+                await self.consume(receipts)
+                receiptsEnded.resolve(())
+            }
+            let cut = await offerAndSend(receipts: sink, in: &group)
+            allOffered = true
+            if !machine.awaitsReceipts || cut != nil { sink.finish() }
+            self.cut = cut
+            // Ends when the last owed receipt is in, when the connection closes (the session
+            // finishes the stream then), or when the peer has been silent too long.
+            receiptDeadline.heard()
+            group.addTask { await self.watchReceipts() }
+            // Once the receipts have ended, the watch and any reply still on its way (a
+            // cancelled push does not wait for them) are let go.
+            await receiptsEnded.wait()
+            group.cancelAll()
+        }
+        let cut = self.cut
         perform(machine.commitConfirmed())
         await session.sender.retire(launchedOfferIDs)
         // Whatever is still unresolved was cut off: offered but never receipted, or never offered.
@@ -191,15 +207,17 @@ actor PeerSendJob {
 
     /// Offers every batch and sends what each reply asks for. Returns why the
     /// connection was cut, or nil.
-    private func offerAndSend(receipts: AsyncStream<WireMessage.Receipt>.Continuation) async -> String? {
-        var replies: [Int: Task<Result<WireMessage.OfferReply, SyncError>, Never>] = [:]
+    private func offerAndSend(receipts: AsyncStream<WireMessage.Receipt>.Continuation, in group: inout DiscardingTaskGroup) async -> String? {
+        var replies: [Int: Eventual<Result<WireMessage.OfferReply, SyncError>>] = [:]
         /// Sends the offers up to `end` that are ready (the push may still be growing).
         func launch(upTo end: Int) {
             while launched < end, push.isReady(launched), let offer = push.offer(launched), let batch = push.batch(launched) {
                 perform(machine.offered(Self.batch(batch)))
                 progress.assetsTotal += offer.assets.count - batch.repeated.count
                 let session = session, timeout = replyTimeout
-                replies[launched] = Task { await session.sender.offer(offer, receipts: receipts, timeout: timeout) }
+                let reply = Eventual<Result<WireMessage.OfferReply, SyncError>>()
+                replies[launched] = reply
+                group.addTask { reply.resolve(await session.sender.offer(offer, receipts: receipts, timeout: timeout)) }
                 launchedOfferIDs.append(offer.offerID)
                 launched += 1
             }
@@ -217,7 +235,7 @@ actor PeerSendJob {
             }
             // Consent first: nothing more is offered until the first offer is answered.
             launch(upTo: index == 0 ? 1 : index + Self.offerWindow)
-            guard let reply = await replies.removeValue(forKey: index)?.value, let batch = push.batch(index) else { continue }
+            guard let reply = await replies.removeValue(forKey: index)?.wait(), let batch = push.batch(index) else { continue }
             switch reply {
             case let .failure(error):
                 if case .connectionFailed = error {
@@ -247,13 +265,13 @@ actor PeerSendJob {
                 // A declined push is declined whole, as is a refused first offer (the push is refused);
                 // a later refusal (no room, say) is news about that offer only.
                 if index == 0 || declined {
-                    for task in replies.values { _ = await task.value }
+                    for pending in replies.values { _ = await pending.wait() }
                     await endPush(after: index, state: state, failure: failure)
                     return nil
                 }
                 await skip(batch: index)
             case let .success(answer):
-                if let cut = await send(answer.needed, of: batch, at: index) { return cut }
+                if let cut = await send(answer.needed, of: batch, at: index, in: &group) { return cut }
             }
         }
         return nil
@@ -284,7 +302,9 @@ actor PeerSendJob {
     /// Sends the chunks a reply asked for, in order, reading each once for all
     /// peers; a chunk whose source changed fails its asset here, and the offer
     /// is cancelled so the receiver stops waiting for the rest of it.
-    private func send(_ needed: [WireMessage.NeededChunks], of batch: OutgoingPush.Batch, at index: Int) async -> String? {
+    private func send(
+        _ needed: [WireMessage.NeededChunks], of batch: OutgoingPush.Batch, at index: Int, in group: inout DiscardingTaskGroup
+    ) async -> String? {
         let byID = Dictionary(batch.assets.map { ($0.contentID, $0) }, uniquingKeysWith: { first, _ in first })
         let segmentCipher = await session.channel.sharedSegmentCipher
         let acceptsZstd = await session.channel.peerCapabilities.contains(.zstd)
@@ -318,12 +338,12 @@ actor PeerSendJob {
         // One run ahead: the next run is read and verified (on the reader's thread) while this
         // one is encrypted and sent (on the channel's), so the two halves run on both cores.
         let runs = Self.runs(of: plan)
-        var upcoming = runs.isEmpty ? nil : await prefetch(runs[0])
+        var upcoming = runs.isEmpty ? nil : await prefetch(runs[0], in: &group)
         for (position, run) in runs.enumerated() {
             let current = upcoming
-            upcoming = position + 1 < runs.count ? await prefetch(runs[position + 1]) : nil
+            upcoming = position + 1 < runs.count ? await prefetch(runs[position + 1], in: &group) : nil
             guard let current else { continue }
-            let fetched = await current.value
+            let fetched = await current.wait()
             if cancelled {
                 // The run just fetched was read for nothing; the rest of the batch is given back.
                 await reader.leave(atBatch: index, settled: settled, keysOfBatch: { [push] in push.chunkKeys(ofBatch: $0) })
@@ -402,7 +422,9 @@ actor PeerSendJob {
 
     /// Starts reading a run; chunks of an asset that already failed here are
     /// not read at all (nil in their places). Nil when nothing is left to read.
-    private func prefetch(_ run: ArraySlice<PlannedChunk>) async -> Task<[Result<BroadcastChunkReader.PreparedChunk, BroadcastChunkReader.Failure>?], Never>? {
+    private func prefetch(
+        _ run: ArraySlice<PlannedChunk>, in group: inout DiscardingTaskGroup
+    ) async -> Eventual<[Result<BroadcastChunkReader.PreparedChunk, BroadcastChunkReader.Failure>?]>? {
         for item in run { settled.insert(item.key) }
         let wanted = run.map { locallyFailed[$0.key.contentID] == nil }
         let failed = zip(run, wanted).filter { !$0.1 }.map(\.0.key)
@@ -410,10 +432,12 @@ actor PeerSendJob {
         let requests = zip(run, wanted).filter(\.1).map(\.0)
         guard !requests.isEmpty else { return nil }
         let reader = reader, consumer = consumer
-        return Task {
+        let fetched = Eventual<[Result<BroadcastChunkReader.PreparedChunk, BroadcastChunkReader.Failure>?]>()
+        group.addTask {
             var payloads = await reader.payloads(for: requests, by: consumer).makeIterator()
-            return wanted.map { $0 ? payloads.next() : nil }
+            fetched.resolve(wanted.map { $0 ? payloads.next() : nil })
         }
+        return fetched
     }
 
     /// This peer stops sending: gives back its demand from batch `index` on.
@@ -430,16 +454,11 @@ actor PeerSendJob {
 
     // MARK: - Cancelling
 
-    /// Set by `OutgoingTransfer.cancel()`: nothing more is offered or sent.
-    private var cancelled = false
+    /// Set by `OutgoingTransfer.cancel()`, from any thread: nothing more is offered or sent.
+    private let cancelRequest = AtomicFlag()
+    private var cancelled: Bool { cancelRequest.isSet }
     /// Whether every content of the push that was offered got its Receipt, with nothing left unoffered.
     private var everythingConfirmed = false
-
-    private func cancelNow() {
-        guard !cancelled else { return }
-        cancelled = true
-        receiptSink?.finish()
-    }
 
     /// Tells the peer to stop waiting for what will not come, and leaves what was
     /// not confirmed `pending` (a row already `synced` stays so).

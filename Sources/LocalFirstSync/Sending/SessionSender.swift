@@ -52,7 +52,11 @@ actor SessionSender {
             // Our own encoding failure fails this offer alone; a lost connection fails every one.
             if offers.replyAbandoned(offerID) { resolve(offerID, .failure(error)) }
         }
-        return await reply.wait()
+        if let result = await reply.waitUnlessCancelled() { return result }
+        // The sender stopped waiting (its job was cancelled): a "yes" that comes later is
+        // answered with a Cancel, as one after the deadline is.
+        if offers.replyTimedOut(offerID) { replies.removeValue(forKey: offerID) }
+        return .failure(.cancelled)
     }
 
     /// The sender is done with these offers: later replies and receipts for them are dropped.

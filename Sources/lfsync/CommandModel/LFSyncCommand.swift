@@ -5,7 +5,7 @@
 /// the completions and the code agree by construction. `LFSyncCommands`
 /// builds the model from the list of conforming types, and `LFSyncMain`
 /// dispatches through that list: there is no second table of names.
-protocol LFSyncCommand {
+protocol LFSyncCommand: SendableMetatype {
     static var spec: CommandSpec { get }
     init(arguments: ParsedArguments, console: Console)
     func run() async throws -> ExitCode

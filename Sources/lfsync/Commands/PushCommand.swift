@@ -118,7 +118,7 @@ struct PushCommand {
                 }
                 outcomes[summary.peer] = PeerOutcome.worse(outcomes[summary.peer], outcome)
             }
-            let scan = try await push.scan.value.get()
+            let scan = try await push.scanned()
             contentCount += push.contentCount
             totalBytes += scan.statistics.bytes
             console.detail("\(path): \(scan.statistics.files) files, \(scan.statistics.filesHashed) hashed, \(scan.statistics.filesFromCache) from cache")

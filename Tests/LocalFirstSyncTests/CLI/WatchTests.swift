@@ -5,6 +5,7 @@ import Glibc
 #endif
 @testable import LFSyncFixtures
 @testable import LocalFirstSync
+@testable import LFSyncSystem
 
 /// `lfsync watch` end to end: real `watch` and `serve` processes on loopback,
 /// real inotify, files written the way a camera import or an editor writes them.
@@ -18,14 +19,14 @@ import Glibc
         let events: URL
         let log: URL
 
-        init(_ device: Device, paths: [URL], extra: [String] = [], openFileLimit: Int? = nil,
+        init(_ device: Device, paths: [URL], extra: [String] = [], settle: Int = 1, openFileLimit: Int? = nil,
              environment extraEnvironment: [String: String] = [:]) throws {
             events = device.home.appendingPathComponent("watch-events.jsonl")
             log = device.home.appendingPathComponent("watch.log")
             FileManager.default.createFile(atPath: events.path, contents: nil)
             FileManager.default.createFile(atPath: log.path, contents: nil)
             (process.executableURL, process.arguments) = LFSyncProcess.command(
-                ["watch"] + paths.map(\.path) + ["--to", "nas", "--json", "--settle", "1"] + extra, openFileLimit: openFileLimit)
+                ["watch"] + paths.map(\.path) + ["--to", "nas", "--json", "--settle", "\(settle)"] + extra, openFileLimit: openFileLimit)
             var environment = ProcessInfo.processInfo.environment
             environment["LFSYNC_HOME"] = device.home.path
             environment.merge(extraEnvironment) { _, new in new }
@@ -80,12 +81,12 @@ import Glibc
     }
 
     /// laptop watching its library for nas, which runs `serve`.
-    static func watching(_ root: URL, extra: [String] = []) async throws -> (Device, Device, Server, Watcher) {
+    static func watching(_ root: URL, extra: [String] = [], settle: Int = 1) async throws -> (Device, Device, Server, Watcher) {
         let (laptop, nas) = try await PushServeTests.pair(root)
         let server = try await Server(nas)
         #expect(try await laptop.run(["trust", nas.deviceID(), "--name", "nas", "--address", server.address]).status == 0)
         do {
-            let watcher = try Watcher(laptop, paths: [laptop.library], extra: extra)
+            let watcher = try Watcher(laptop, paths: [laptop.library], extra: extra, settle: settle)
             do {
                 try await watcher.waitUntil("watching") { $0.contains { $0.event == "watching" } }
             } catch {
@@ -148,26 +149,42 @@ import Glibc
     }
 
     /// The scan cache's rule: a file that is still being written is never sent. A writer
-    /// appends every 200 ms for 3 s; with `--settle 1` nothing of it may reach nas until
-    /// it has been left alone, and then all of it does.
+    /// appends every 200 ms for 4 s; with `--settle 2` nothing of it may reach nas until
+    /// it has been left alone, and then all of it does. The writer is a thread of its own,
+    /// so a busy test pool cannot stretch its pauses past the settle time (with the
+    /// writer on the pool and `--settle 1`, a loaded run once left the file alone for
+    /// over a second: a correct send of what looked settled, failing the test).
     @Test func aFileStillBeingWrittenIsNotSentUntilItSettles() async throws {
         try await TestSupport.withTemporaryDirectory { root in
-            let (laptop, nas, server, watcher) = try await Self.watching(root)
+            let (laptop, nas, server, watcher) = try await Self.watching(root, settle: 2)
             defer { _ = watcher.stop(); _ = server.stop() }
             let path = laptop.library.appendingPathComponent("VIDEO_0001.MOV")
             let onNas = nas.library.appendingPathComponent("VIDEO_0001.MOV")
             FileManager.default.createFile(atPath: path.path, contents: nil)
             let handle = try FileHandle(forWritingTo: path)
-            var written = Data()
-            for round in 0..<15 {
-                let piece = Data(repeating: UInt8(round), count: 64 << 10)
-                try handle.write(contentsOf: piece)
-                written += piece
-                #expect(!FileManager.default.fileExists(atPath: onNas.path), "sent while still being written (round \(round))")
-                try await Task.sleep(for: .milliseconds(200))
+            let rounds = 20
+            let written = Eventual<Result<Data, any Error>>()
+            let seenEarly = Monitor<[Int]>([])
+            let writer = Thread {
+                var data = Data()
+                do {
+                    for round in 0..<rounds {
+                        let piece = Data(repeating: UInt8(round), count: 64 << 10)
+                        try handle.write(contentsOf: piece)
+                        data += piece
+                        if FileManager.default.fileExists(atPath: onNas.path) { seenEarly.withLock { $0.append(round) } }
+                        usleep(200_000)
+                    }
+                    try handle.close()
+                    written.resolve(.success(data))
+                } catch {
+                    written.resolve(.failure(error))
+                }
             }
-            try handle.close()
-            try await Self.eventually("the finished video on nas") { Self.contents(onNas) == written }
+            writer.start()
+            let whole = try await written.wait().get()
+            #expect(seenEarly.withLock { $0 }.isEmpty, "sent while still being written (rounds \(seenEarly.withLock { $0 }))")
+            try await Self.eventually("the finished video on nas") { Self.contents(onNas) == whole }
             #expect(watcher.all().filter { $0.event == "push" }.allSatisfy { ($0.failed ?? 0) == 0 })
         }
     }

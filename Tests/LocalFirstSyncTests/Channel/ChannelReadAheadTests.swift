@@ -23,7 +23,7 @@ import Testing
             await client.close()
         }
         let readAhead = ChannelReadAhead(channel: server, byteLimit: 256 << 10)
-        readAhead.start()
+        async let reading: Void = readAhead.run()
         // Nobody consumes yet: the reading side must stop near the budget.
         try await Task.sleep(for: .milliseconds(300))
         let readEarly = await server.bytesReceived
@@ -44,6 +44,7 @@ import Testing
         // After the end, further calls keep answering "end of stream".
         if case .success(.some) = await readAhead.next() { Issue.record("a message after the end") }
         await server.close()
+        await reading
     }
 
     @Test func stopEndsAPendingNext() async throws {
@@ -51,7 +52,7 @@ import Testing
             transport: InMemoryTransport(), listenOn: SecureChannelTests.memoryAddress(),
             initiator: .generate(), responder: .generate())
         let readAhead = ChannelReadAhead(channel: server)
-        readAhead.start()
+        async let reading: Void = readAhead.run()
         let waiting = Task { await readAhead.next() }
         try await Task.sleep(for: .milliseconds(50))
         readAhead.stop()
@@ -61,5 +62,7 @@ import Testing
         }
         await client.close()
         await server.close()
+        // The read loop ends with the stop and the closed channel.
+        await reading
     }
 }

@@ -155,7 +155,7 @@ import Testing
             let push = try await laptop.sync.push(library: laptop.library, cache: laptop.scanCache, chunkIndex: laptop.chunkIndex,
                                                   segmentFiles: 4)
             let summary = try #require(await push.transfer.waitUntilCompleted().first)
-            let scan = try await push.scan.value.get()
+            let scan = try await push.scanned()
             #expect(summary.state == .completed, "\(summary.failures)")
             let assets = try await laptop.scan()
             let contents = Set(assets.map(\.contentID))
@@ -181,7 +181,7 @@ import Testing
             let push = try await laptop.sync.push(library: laptop.library, cache: laptop.scanCache, chunkIndex: laptop.chunkIndex,
                                                   segmentFiles: 3)
             let summaries = await push.transfer.waitUntilCompleted()
-            _ = try await push.scan.value.get()
+            _ = try await push.scanned()
             #expect(push.push.batchCount > OutgoingPush.maxHeldBatches, "the feed's bound was never reached")
             #expect(summaries.map(\.state) == [.completed, .completed], "\(summaries.map(\.failures))")
             for receiver in receivers {
@@ -209,7 +209,7 @@ import Testing
                                                   segmentFiles: 3)
             let summary = try #require(await push.transfer.waitUntilCompleted().first)
             await answering.value
-            let scan = try await push.scan.value.get()
+            let scan = try await push.scanned()
             #expect(scan.statistics.files == folders * 3 + 3)
             #expect(push.push.batchCount > OutgoingPush.maxHeldBatches, "the feed's bound was never reached")
             guard case .declined = summary.state else {
@@ -241,7 +241,7 @@ import Testing
             let push = try await laptop.sync.push(library: laptop.library, cache: laptop.scanCache, chunkIndex: laptop.chunkIndex,
                                                   segmentFiles: 3)
             let summary = try #require(await push.transfer.waitUntilCompleted().first)
-            _ = try await push.scan.value.get()
+            _ = try await push.scanned()
             guard case .failed = summary.state else {
                 Issue.record("expected the cut peer to fail, got \(summary.state)")
                 return
