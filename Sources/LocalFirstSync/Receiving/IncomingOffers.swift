@@ -162,6 +162,10 @@ struct IncomingOffers {
 
     var isIdle: Bool { pushes.isEmpty && offers.isEmpty }
 
+    /// Rules broken on purpose, for the interleaving tests to show they catch them.
+    enum PlantedBug: Sendable { case takenWhileOthersStillNeedIt, cancelBeforePlanForgotten }
+    var plantedBug: PlantedBug?
+
     /// Offers waiting for consent or for their plan: none has had its OfferReply.
     private var unansweredOffers: Int {
         pushes.values.reduce(0) { $0 + $1.waiting.count } + planQueue.count + (planning == nil ? 0 : 1)
@@ -361,7 +365,9 @@ struct IncomingOffers {
         actions += newlyComplete.map { .verify($0) }
         // A Cancel that came while this offer waited for its plan applies now: every accepted
         // asset still owes its one Receipt, a failed one where data will never come.
-        if let reason = cancelledBeforePlan.removeValue(forKey: offerID) { actions += cancelled(offerID: offerID, reason: reason) }
+        if let reason = cancelledBeforePlan.removeValue(forKey: offerID), plantedBug != .cancelBeforePlanForgotten {
+            actions += cancelled(offerID: offerID, reason: reason)
+        }
         return actions + nextPlan()
     }
 
@@ -535,9 +541,13 @@ struct IncomingOffers {
         }) {
             actions.append(.progress(pushID: destination.pushID, progress))
         }
-        if complete {
-            contents.mutateValue(forKey: hash) { $0.state = .verifying }
+        if complete, let carrier = contents.mutateValue(forKey: hash, { content in
+            content.state = .verifying
+            return content.carrier.offerID
+        }) {
             actions.append(.verify(hash))
+            // Its carrier may have been waiting only for this.
+            actions += retireIfDone(carrier)
         }
         return actions
     }
@@ -548,6 +558,11 @@ struct IncomingOffers {
         guard let content = contents[hash], content.state == .verifying else { return [] }
         if case let .failure(error) = result {
             return failContent(hash, reason: error.description)
+        }
+        guard content.consumers > 0 else {
+            // Everyone who needed it failed meanwhile.
+            contents[hash] = nil
+            return [.discard(hash)]
         }
         contents.mutateValue(forKey: hash) { $0.state = .staged }
         var actions: [Action] = []
@@ -584,7 +599,7 @@ struct IncomingOffers {
                     row.append(.inPlace)
                     continue
                 }
-                if consumers <= 0 {
+                if consumers <= (plantedBug == .takenWhileOthersStillNeedIt ? 1 : 0) {
                     contents[hash] = nil
                     landing[hash, default: 0] += 1
                     taking.append(hash)
@@ -643,7 +658,7 @@ struct IncomingOffers {
         for waiter in content.waiters.sorted(by: Self.arrivalOrder) {
             actions += fail(waiter, reason: reason)
         }
-        return actions
+        return actions + retireIfDone(content.carrier.offerID)
     }
 
     /// Fails one asset: its receipt says why, the contents it waited for lose
@@ -659,10 +674,14 @@ struct IncomingOffers {
                 for case let hash? in needs where contents[hash] != nil {
                     contents[hash]?.consumers -= 1
                     contents[hash]?.waiters.remove(key)
-                    if let content = contents[hash], content.consumers <= 0 {
+                    // A content being verified stays until its result is in (`verified`): a later
+                    // offer needing it joins it instead of starting a second verification of the
+                    // same staged file (found by the interleaving tests).
+                    if let content = contents[hash], content.consumers <= 0, content.state != .verifying {
                         contents[hash] = nil
                         // A content still arriving keeps its partial (a later offer resumes from it).
                         if content.state == .staged { actions.append(.discard(hash)) }
+                        if content.carrier.offerID != key.offerID { actions += retireIfDone(content.carrier.offerID) }
                     }
                 }
             }
@@ -688,8 +707,21 @@ struct IncomingOffers {
         }) {
             actions.append(.progress(pushID: pushID, progress))
         }
-        if offers[key.offerID]?.pending.isEmpty == true, offers[key.offerID]?.planned == true { actions += retire(key.offerID) }
+        actions += retireIfDone(key.offerID)
         return actions
+    }
+
+    /// Retires a planned offer once nothing of it is pending and it carries no content
+    /// still missing chunks: an offer whose own assets all failed may still carry a
+    /// shared sidecar that an asset of a later offer waits for, and its chunks must keep
+    /// coming (found by the interleaving tests: the later asset waited for ever).
+    private mutating func retireIfDone(_ offerID: UInt64) -> [Action] {
+        guard let offer = offers[offerID], offer.planned, offer.pending.isEmpty else { return [] }
+        let carrying = contents.values.contains { content in
+            guard content.carrier.offerID == offerID, case .receiving = content.state else { return false }
+            return content.missing > 0
+        }
+        return carrying ? [] : retire(offerID)
     }
 
     /// The offer is fully answered: it leaves its push, and the push ends once

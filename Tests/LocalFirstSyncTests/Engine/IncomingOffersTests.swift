@@ -382,4 +382,56 @@ import Testing
         #expect(reply.reason?.contains("not enough free space") == true)
         #expect(state.isIdle)
     }
+
+    /// Found by the interleaving tests: an offer whose own assets all failed retired and
+    /// dropped the rest of its chunks, though it carried a sidecar a later offer's asset
+    /// waited for, which then never got its Receipt.
+    @Test func anOfferWhoseAssetsFailedStillCarriesASharedSidecarForALaterOffer() throws {
+        var state = IncomingOffers()
+        _ = try state.received(Self.offer(1, push: 1, last: false, [Self.first]))
+        _ = try state.received(Self.offer(2, push: 1, last: true, [Self.second]))
+        _ = Self.settle(&state, state.decided(pushID: 1, accepted: true))
+        let photo = try #require(try state.destination(of: Self.chunk(1, Self.first, file: 0)))
+        let failed = state.chunkWritten(photo, bytes: 3, .failure(.libraryUnavailable("disk gone")))
+        #expect(Self.receipts(failed).map(\.contentID) == [Self.first.contentID])
+        // The preset still comes under offer 1, where it was asked for.
+        let preset = try #require(try state.destination(of: Self.chunk(1, Self.first, file: 1)), "the shared preset was dropped")
+        let second = try #require(try state.destination(of: Self.chunk(2, Self.second, file: 0)))
+        var actions = state.chunkWritten(preset, bytes: Self.presetBytes.count, .success(()))
+        actions += state.chunkWritten(second, bytes: 3, .success(()))
+        for hash in Self.verifications(actions) { actions += state.verified(hash, .success(())) }
+        #expect(Self.installs(actions).map(\.offerID) == [2])
+        let landed = state.installed(offerID: 2, contentID: Self.second.contentID, .success([]))
+        #expect(Self.receipts(landed).map(\.outcome) == [.stored])
+        #expect(state.isIdle)
+    }
+
+    /// Found by the interleaving tests: a content whose every asset failed while it was
+    /// being verified was forgotten, and a later offer needing it started a second
+    /// verification of the same staged file. It stays until its result is in, and the
+    /// later offer joins it.
+    @Test func aContentBeingVerifiedIsJoinedNotVerifiedTwice() throws {
+        var state = IncomingOffers()
+        let photoHash = Self.first.files[0].manifest.fileHash
+        _ = try state.received(Self.offer(1, [Self.first]))
+        // The photo is complete in staging already; the preset has to come.
+        let accepted = Self.settle(&state, state.decided(pushID: 1, accepted: true)) { assets, known in
+            var plan = Self.freshPlan(assets, known: known)
+            plan.missing[photoHash] = ChunkBitmap(chunkCount: 1)
+            return plan
+        }
+        #expect(Self.verifications(accepted) == [photoHash])
+        // The sender cancels: the preset will never come, so the photo's asset fails.
+        let cancelled = state.cancelled(offerID: 1, reason: "stopped")
+        #expect(Self.receipts(cancelled).map(\.contentID) == [Self.first.contentID])
+        #expect(!cancelled.contains { if case .discard(photoHash) = $0 { true } else { false } })
+        // A copy of the photo alone, offered now, waits for the verification under way.
+        let copy = WireFixtures.placed(Self.asset((.primary, "Copy/IMG_1.HEIC", Array("one".utf8))))
+        _ = try state.received(Self.offer(2, [copy]))
+        let later = Self.settle(&state, state.decided(pushID: 2, accepted: true))
+        #expect(Self.verifications(later).isEmpty, "the same staged file verified twice at once")
+        let verified = state.verified(photoHash, .success(()))
+        #expect(Self.installs(verified).map(\.offerID) == [2])
+        #expect(Self.installs(verified).first?.sources == [[.take(photoHash)]])
+    }
 }
