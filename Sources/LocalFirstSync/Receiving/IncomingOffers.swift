@@ -32,6 +32,14 @@ import LFSyncWire
 /// **Consent once per push.** The first offer of a push is announced and
 /// waits for its person (or trust policy); the answer covers every later
 /// offer of the push.
+///
+/// **One stage per thing.** An offer is awaiting consent → queued → planning → open
+/// (owed chunks, pending assets) → retired; an asset of an open offer is waiting for
+/// contents → installing → receipted (it leaves); a content is receiving (missing,
+/// writing) → verifying → staged → taken by an install (`landing` until it has landed)
+/// or failed. Each is an enum whose cases carry their data, so no two tables can
+/// disagree about where something is. `IncomingOffersInterleavingTests` drives it
+/// through generated event orders against the rules.
 struct IncomingOffers {
     enum Action {
         /// A new push: ask about it (or let the trust policy answer), then call `decided`.
@@ -59,6 +67,11 @@ struct IncomingOffers {
     typealias Plan = ImportPlan
 
     // MARK: - State
+    //
+    // Each offer, each asset and each content is in exactly one stage, an enum whose cases
+    // carry what is valid there; a table holds each kind once. What is derived (an offer's
+    // place in the planning order, a push's live offers, how many offers are unanswered) is
+    // computed from the stages, never kept beside them.
 
     private enum Consent {
         case pending
@@ -69,11 +82,8 @@ struct IncomingOffers {
 
     private struct Push {
         var consent: Consent = .pending
-        /// Offers waiting for the consent, in order of arrival.
-        var waiting: [UInt64] = []
+        /// Its last offer has arrived: the push ends once its offers have all retired.
         var lastSeen = false
-        /// Offers not yet fully answered (reply and every receipt).
-        var liveOffers = 0
         var progress = TransferProgress()
 
         var isUndecided: Bool { if case .pending = consent { true } else { false } }
@@ -84,52 +94,94 @@ struct IncomingOffers {
         let contentID: ContentID
     }
 
-    /// An asset with no receipt yet.
+    /// An asset of an answered offer, waiting for its Receipt.
     private struct PendingAsset {
+        enum Stage {
+            /// Contents not yet staged.
+            case waiting(for: Set<Hash256>)
+            /// Handed to be landed; the contents its install takes (renames into the library).
+            case installing(taking: [Hash256])
+        }
+
         /// `needs[placement][file]`: the content hash it waits for, nil where already in place.
-        var needs: [[Hash256?]]
-        /// Contents not yet staged.
-        var waitingFor: Set<Hash256>
-        var installing = false
-        /// Contents this asset's install takes (renames into the library).
-        var taking: [Hash256] = []
+        let needs: [[Hash256?]]
+        var stage: Stage
+
+        var isInstalling: Bool { if case .installing = stage { true } else { false } }
     }
 
-    private struct Offer {
-        let pushID: UInt64
-        let assets: [PlacedAsset]
-        var byID: [ContentID: Int] = [:]
-        var planned = false
+    /// What an answered offer is owed, and what of it is pending.
+    private struct OpenOffer {
         /// Chunks still owed per carrier (asset, file index).
         var owed: [ContentID: [Int: ChunkBitmap]] = [:]
         var pending: [ContentID: PendingAsset] = [:]
         var hadFailures = false
     }
 
-    private enum ContentState { case receiving, verifying, staged }
+    /// An offer's life, from its arrival to its retirement (when it leaves `offers`). A
+    /// Cancel that comes before the plan is carried along and applied once the offer is open:
+    /// every accepted asset still owes its one Receipt.
+    private enum OfferStage {
+        /// Its push's consent is not in yet.
+        case awaitingConsent(cancel: String?)
+        /// Accepted, waiting its turn to be planned (by arrival).
+        case queued(cancel: String?)
+        /// Being planned; `known`: the contents that were on their way when the plan was asked for.
+        case planning(known: Set<Hash256>, cancel: String?)
+        /// Answered: its chunks are owed and its assets pending.
+        case open(OpenOffer)
+        /// Only inside `withOpenOffer`, so the open offer's tables change in place.
+        case modifying
 
+        var isAnswered: Bool { if case .open = self { true } else { false } }
+        var isPlanning: Bool { if case .planning = self { true } else { false } }
+    }
+
+    private struct Offer {
+        let pushID: UInt64
+        let assets: [PlacedAsset]
+        let byID: [ContentID: Int]
+        /// Order of arrival on this connection: offers are planned in it.
+        let arrival: Int
+        var stage: OfferStage
+    }
+
+    /// An offer that has retired: its ID stays used, and chunks the sender had already sent
+    /// for it are dropped rather than taken as a violation when it ended before them.
+    private enum RetiredOffer {
+        case complete
+        case dropsLateChunks
+    }
+
+    /// A content being received, once per connection however many placements need it.
     private struct Content {
+        enum Stage: Equatable {
+            /// Chunks still to come (`missing`) and chunks handed to be written whose outcome is
+            /// not in (`writing`): verified only once both are zero.
+            case receiving(missing: Int, writing: Int)
+            case verifying
+            case staged
+        }
+
         /// Tells this reception of the content from an earlier one that failed:
         /// a write of the earlier one that lands late does not count here.
         let reception: UInt64
         let carrier: AssetKey
         let carrierFile: Int
-        /// Chunks not received yet.
-        var missing: Int
-        /// Chunks received and handed to be written, whose outcome is not in:
-        /// the content is verified only once every write has landed.
-        var writing = 0
-        var state: ContentState
+        var stage: Stage
         /// Placement files still to be served a copy (or the file itself).
         var consumers: Int
         var waiters: Set<AssetKey>
+
+        /// Still waiting for chunks from its carrier offer.
+        var isMissingChunks: Bool { if case let .receiving(missing, _) = stage { missing > 0 } else { false } }
     }
 
     private var pushes: [UInt64: Push] = [:]
+    /// Offers from arrival to retirement.
     private var offers: [UInt64: Offer] = [:]
-    private var seenOfferIDs = Set<UInt64>()
-    /// Offers that ended with failed assets: chunks the sender had already sent for them are dropped.
-    private var closedOffers = Set<UInt64>()
+    private var retired: [UInt64: RetiredOffer] = [:]
+    private var arrivals = 0
     private var contents: [Hash256: Content] = [:]
     private var nextReception: UInt64 = 0
     /// Contents taken by installs still landing, with how many: gone from
@@ -137,17 +189,10 @@ struct IncomingOffers {
     /// is planned once they have landed — then its chunks are copied locally
     /// instead of crossing the wire a second time.
     private var landing: [Hash256: Int] = [:]
-    /// Offers accepted and waiting for their plan, one plan at a time.
-    private var planQueue: [UInt64] = []
-    /// Where the head of `planQueue` was last found waiting for a landing
-    /// content (asset and file index): `nextPlan` runs after every install, and
-    /// looks there first instead of going through the whole offer again.
+    /// A hint, not state: where the next offer to plan was last found waiting for a landing
+    /// content (asset and file index). `nextPlan` runs after every install and looks there
+    /// first instead of going through the whole offer again.
     private var planWait: (offerID: UInt64, asset: Int, file: Int)?
-    private var planning: UInt64?
-    /// The contents that were on their way when the plan under way was asked for.
-    private var planningKnown: Set<Hash256> = []
-    /// Offers cancelled by the sender before their plan was made, with the reason.
-    private var cancelledBeforePlan: [UInt64: String] = [:]
 
     // MARK: - Bounds (PROTOCOL.md, "Limits and deadlines")
 
@@ -168,13 +213,29 @@ struct IncomingOffers {
 
     /// Offers waiting for consent or for their plan: none has had its OfferReply.
     private var unansweredOffers: Int {
-        pushes.values.reduce(0) { $0 + $1.waiting.count } + planQueue.count + (planning == nil ? 0 : 1)
+        offers.values.reduce(0) { $0 + ($1.stage.isAnswered ? 0 : 1) }
+    }
+
+    /// Changes an open offer's tables in place: read out of its enum, they would be
+    /// copied whole on the first write (copy-on-write), once per chunk — quadratic at a
+    /// thousand assets an offer. Nil when the offer is not open.
+    private mutating func withOpenOffer<Result>(_ offerID: UInt64, _ body: (inout OpenOffer) -> Result) -> Result? {
+        offers.mutateValue(forKey: offerID) { offer -> Result? in
+            guard case var .open(open) = offer.stage else { return nil }
+            offer.stage = .modifying
+            defer { offer.stage = .open(open) }
+            return body(&open)
+        } ?? nil
+    }
+
+    private func openOffer(_ offerID: UInt64) -> OpenOffer? {
+        if case let .open(open)? = offers[offerID]?.stage { open } else { nil }
     }
 
     // MARK: - Offers and consent
 
     mutating func received(_ offer: WireMessage.Offer) throws(SyncError) -> [Action] {
-        guard seenOfferIDs.insert(offer.offerID).inserted else {
+        guard offers[offer.offerID] == nil, retired[offer.offerID] == nil else {
             throw .protocolViolation("offer \(offer.offerID) sent twice")
         }
         let pushID = offer.push.pushID
@@ -197,10 +258,10 @@ struct IncomingOffers {
             }
         }
         if offer.push.isLast { pushes[pushID]?.lastSeen = true }
-        pushes[pushID]?.liveOffers += 1
-        var entry = Offer(pushID: pushID, assets: offer.assets)
-        for (index, asset) in offer.assets.enumerated() { entry.byID[asset.contentID] = index }
-        offers[offer.offerID] = entry
+        var byID: [ContentID: Int] = [:]
+        for (index, asset) in offer.assets.enumerated() { byID[asset.contentID] = index }
+        arrivals += 1
+        offers[offer.offerID] = Offer(pushID: pushID, assets: offer.assets, byID: byID, arrival: arrivals, stage: .awaitingConsent(cancel: nil))
 
         // Hostile names are refused before anyone is asked.
         if let rejection = Self.rejection(of: offer.assets) {
@@ -220,10 +281,9 @@ struct IncomingOffers {
                 pushes[pushID]?.consent = .refused(reason)
                 return answer(offer.offerID, .refused, reason: reason)
             }
-            pushes[pushID]?.waiting.append(offer.offerID)
             return startsPush ? [.announce(pushID: pushID, header: offer.push, firstAssets: offer.assets)] : []
         case .accepted:
-            planQueue.append(offer.offerID)
+            offers[offer.offerID]?.stage = .queued(cancel: nil)
             return nextPlan()
         case let .declined(reason):
             return answer(offer.offerID, .declined, reason: reason)
@@ -246,24 +306,30 @@ struct IncomingOffers {
 
     /// The push's person (or trust policy, or the clock) has answered.
     mutating func decided(pushID: UInt64, accepted: Bool, reason: String = "declined") -> [Action] {
-        guard var push = pushes[pushID], case .pending = push.consent else { return [] }
-        let waiting = push.waiting
-        push.waiting = []
-        push.consent = accepted ? .accepted : .declined(reason)
-        pushes[pushID] = push
-        guard accepted else {
-            return waiting.flatMap { answer($0, .declined, reason: reason) }
+        guard pushes[pushID]?.isUndecided == true else { return [] }
+        pushes[pushID]?.consent = accepted ? .accepted : .declined(reason)
+        let waiting = offers.filter { $0.value.pushID == pushID }.sorted { $0.value.arrival < $1.value.arrival }
+        var actions: [Action] = []
+        for (offerID, offer) in waiting {
+            guard case let .awaitingConsent(cancel) = offer.stage else { continue }
+            if accepted {
+                offers[offerID]?.stage = .queued(cancel: cancel)
+            } else {
+                actions += answer(offerID, .declined, reason: reason)
+            }
         }
-        planQueue += waiting
-        return nextPlan()
+        return accepted ? nextPlan() : actions
     }
 
+    /// Asks for the plan of the next offer in line, unless one is being planned: one at a time.
     private mutating func nextPlan() -> [Action] {
-        guard planning == nil, let offerID = planQueue.first else { return [] }
-        guard let offer = offers[offerID] else {
-            planQueue.removeFirst()
-            return nextPlan()
+        guard !offers.values.contains(where: \.stage.isPlanning) else { return [] }
+        var next: (offerID: UInt64, offer: Offer, cancel: String?)?
+        for (offerID, offer) in offers {
+            guard case let .queued(cancel) = offer.stage, offer.arrival < next?.offer.arrival ?? .max else { continue }
+            next = (offerID, offer, cancel)
         }
+        guard let (offerID, offer, cancel) = next else { return [] }
         if !landing.isEmpty {
             // Planned when those installs are done (`installed`). From where the last look
             // stopped, then (only if that reaches the end) once more from the start: an
@@ -276,10 +342,8 @@ struct IncomingOffers {
             }
         }
         planWait = nil
-        planQueue.removeFirst()
-        planning = offerID
         let known = Set(contents.keys)
-        planningKnown = known
+        offers[offerID]?.stage = .planning(known: known, cancel: cancel)
         return [.plan(offerID: offerID, assets: offer.assets, known: known)]
     }
 
@@ -298,7 +362,7 @@ struct IncomingOffers {
         return nil
     }
 
-    /// Answers an offer that will not be planned (declined, refused) and forgets it.
+    /// Answers an offer that will not be planned (declined, refused) and retires it.
     private mutating func answer(_ offerID: UInt64, _ decision: WireMessage.OfferReply.Decision, reason: String?) -> [Action] {
         var actions: [Action] = [.send([.offerReply(.init(offerID: offerID, decision: decision, reason: reason.map { WireText.fitted($0, maxBytes: WireMessage.OfferReply.maxReasonBytes) }))])]
         if decision != .accepted || offers[offerID]?.assets.isEmpty == true {
@@ -311,9 +375,8 @@ struct IncomingOffers {
 
     /// The importer's findings for the offer being planned, or why it cannot take it.
     mutating func planned(offerID: UInt64, _ result: Result<Plan, ReceiveError>) -> [Action] {
-        guard planning == offerID else { return [] }
-        planning = nil
-        guard let assets = offers[offerID]?.assets else { return nextPlan() }
+        guard let offer = offers[offerID], case let .planning(known, cancel) = offer.stage else { return [] }
+        let assets = offer.assets
         let plan: Plan
         switch result {
         case let .failure(error):
@@ -326,8 +389,8 @@ struct IncomingOffers {
         // the library started landing, the plan describes a moment that has passed: it is
         // dropped (its partial handles with it) and made again.
         let needed = Set(assets.flatMap { $0.files.map(\.manifest.fileHash) })
-        if needed.contains(where: { (planningKnown.contains($0) && contents[$0] == nil) || landing[$0] != nil }) {
-            planQueue.insert(offerID, at: 0)
+        if needed.contains(where: { (known.contains($0) && contents[$0] == nil) || landing[$0] != nil }) {
+            offers[offerID]?.stage = .queued(cancel: cancel)
             return plan.missing.keys.sorted().filter { contents[$0] == nil }.map { .discard($0) } + nextPlan()
         }
         // The importer is asked about every content not known here; a gap would be our own bug.
@@ -365,8 +428,8 @@ struct IncomingOffers {
         actions += newlyComplete.map { .verify($0) }
         // A Cancel that came while this offer waited for its plan applies now: every accepted
         // asset still owes its one Receipt, a failed one where data will never come.
-        if let reason = cancelledBeforePlan.removeValue(forKey: offerID), plantedBug != .cancelBeforePlanForgotten {
-            actions += cancelled(offerID: offerID, reason: reason)
+        if let cancel, plantedBug != .cancelBeforePlanForgotten {
+            actions += cancelled(offerID: offerID, reason: cancel)
         }
         return actions + nextPlan()
     }
@@ -375,31 +438,34 @@ struct IncomingOffers {
     /// it is owed; the reply asking for them is the first action.
     /// - Returns: the reply and progress, and the contents complete without a transfer.
     private mutating func accept(_ offerID: UInt64, _ plan: Plan) -> (actions: [Action], newlyComplete: [Hash256]) {
-        guard var offer = offers.removeValue(forKey: offerID) else { return ([], []) }
+        guard let offer = offers[offerID] else { return ([], []) }
+        var open = OpenOffer()
         var newlyComplete: [Hash256] = []
         var neededBytes: UInt64 = 0
         for asset in offer.assets {
             let key = AssetKey(offerID: offerID, contentID: asset.contentID)
             let inPlace = plan.inPlace[asset.contentID]
-            var pending = PendingAsset(needs: [], waitingFor: [])
+            var needs: [[Hash256?]] = []
+            var waitingFor = Set<Hash256>()
             for (placementIndex, placement) in asset.placements.enumerated() {
-                var needs: [Hash256?] = []
+                var row: [Hash256?] = []
                 for (fileIndex, file) in placement.files.enumerated() {
                     if inPlace?[safe: placementIndex]?[safe: fileIndex] == true {
-                        needs.append(nil)
+                        row.append(nil)
                         continue
                     }
                     let hash = file.manifest.fileHash
-                    needs.append(hash)
+                    row.append(hash)
                     if contents[hash] == nil, let missing = plan.missing[hash] {
                         nextReception += 1
-                        contents[hash] = Content(reception: nextReception, carrier: key, carrierFile: fileIndex, missing: missing.count,
-                                                 state: missing.count == 0 ? .verifying : .receiving, consumers: 0, waiters: [])
+                        contents[hash] = Content(reception: nextReception, carrier: key, carrierFile: fileIndex,
+                                                 stage: missing.count == 0 ? .verifying : .receiving(missing: missing.count, writing: 0),
+                                                 consumers: 0, waiters: [])
                         if missing.count == 0 {
                             newlyComplete.append(hash)
                         } else {
-                            if offer.owed.mutateValue(forKey: asset.contentID, { $0[fileIndex] = missing }) == nil {
-                                offer.owed[asset.contentID] = [fileIndex: missing]
+                            if open.owed.mutateValue(forKey: asset.contentID, { $0[fileIndex] = missing }) == nil {
+                                open.owed[asset.contentID] = [fileIndex: missing]
                             }
                             for chunk in 0..<missing.chunkCount where missing.contains(chunk) {
                                 neededBytes += UInt64(file.manifest.chunks[chunk].length)
@@ -409,20 +475,19 @@ struct IncomingOffers {
                     let staged = contents.mutateValue(forKey: hash) { content in
                         content.consumers += 1
                         content.waiters.insert(key)
-                        return content.state == .staged
+                        return content.stage == .staged
                     }
-                    if staged != true { pending.waitingFor.insert(hash) }
+                    if staged != true { waitingFor.insert(hash) }
                 }
-                pending.needs.append(needs)
+                needs.append(row)
             }
-            offer.pending[asset.contentID] = pending
+            open.pending[asset.contentID] = PendingAsset(needs: needs, stage: .waiting(for: waitingFor))
         }
-        offer.planned = true
 
         // The reply first: the sender starts sending while we land what is already here.
         var needed: [WireMessage.NeededChunks] = []
         for asset in offer.assets {
-            guard let files = offer.owed[asset.contentID] else { continue }
+            guard let files = open.owed[asset.contentID] else { continue }
             needed.append(.init(contentID: asset.contentID, files: files.keys.sorted().compactMap { index in
                 guard let owed = files[index] else { return nil }
                 return .init(fileIndex: UInt16(index), chunks: ChunkIndexSet(owed.indices.map { UInt32($0) }))
@@ -433,19 +498,19 @@ struct IncomingOffers {
         pushes[pushID]?.progress.bytesTotal += neededBytes
         pushes[pushID]?.progress.assetsTotal += offer.assets.count
         if let progress = pushes[pushID]?.progress { actions.append(.progress(pushID: pushID, progress)) }
-        offers[offerID] = offer
+        offers[offerID]?.stage = .open(open)
         return (actions, newlyComplete)
     }
 
     /// The offer's assets that need no chunk: wholly in place, or with every content staged.
     private func immediatelyReady(_ offerID: UInt64) -> (inPlace: [PlacedAsset], installable: [ContentID]) {
-        guard let offer = offers[offerID] else { return ([], []) }
+        guard let offer = offers[offerID], case let .open(open) = offer.stage else { return ([], []) }
         var ready: (inPlace: [PlacedAsset], installable: [ContentID]) = ([], [])
         for asset in offer.assets {
-            guard let pending = offer.pending[asset.contentID] else { continue }
+            guard let pending = open.pending[asset.contentID], case let .waiting(waitingFor) = pending.stage else { continue }
             if pending.needs.allSatisfy({ $0.allSatisfy { $0 == nil } }) {
                 ready.inPlace.append(asset)
-            } else if pending.waitingFor.isEmpty {
+            } else if waitingFor.isEmpty {
                 ready.installable.append(asset.contentID)
             }
         }
@@ -473,9 +538,9 @@ struct IncomingOffers {
     /// - Throws: a protocol violation for a chunk of an offer not accepted,
     ///   one not asked for (or sent twice), or one of the wrong length.
     mutating func destination(of chunk: WireMessage.Chunk) throws(SyncError) -> ChunkDestination? {
-        if closedOffers.contains(chunk.offerID) { return nil }
+        if case .dropsLateChunks? = retired[chunk.offerID] { return nil }
         // Consent: bytes for an offer nobody accepted are a violation, and end the connection.
-        // Read, then changed in place (`mutateValue`): an offer copied per chunk would copy
+        // Read, then changed in place (`withOpenOffer`): an offer copied per chunk would copy
         // its tables every time, which at a thousand assets an offer is quadratic.
         let fileIndex = Int(chunk.fileIndex), chunkIndex = Int(chunk.chunkIndex)
         let (pushID, manifest) = try requested(chunk)
@@ -483,8 +548,8 @@ struct IncomingOffers {
         guard chunk.payload.decodedLength == expected else {
             throw .protocolViolation("chunk \(chunkIndex) declares \(chunk.payload.decodedLength) bytes, the manifest says \(expected)")
         }
-        // Not `offers[id]?.owed[…]?[…]?.remove(…)`: see `mutateValue` (this runs once per chunk).
-        offers.mutateValue(forKey: chunk.offerID) { offer in
+        // Not `owed[…]?[…]?.remove(…)`: see `mutateValue` (this runs once per chunk).
+        withOpenOffer(chunk.offerID) { offer in
             let fileDone = offer.owed.mutateValue(forKey: chunk.contentID) { files -> Bool in
                 let emptied = files.mutateValue(forKey: fileIndex) { owed -> Bool in
                     owed.remove(chunkIndex)
@@ -497,11 +562,10 @@ struct IncomingOffers {
         }
         let hash = manifest.fileHash
         let reception = contents.mutateValue(forKey: hash) { content -> UInt64? in
-            guard content.state == .receiving,
+            guard case let .receiving(missing, writing) = content.stage,
                   content.carrier == AssetKey(offerID: chunk.offerID, contentID: chunk.contentID), content.carrierFile == fileIndex
             else { return nil }
-            content.missing -= 1
-            content.writing += 1
+            content.stage = .receiving(missing: missing - 1, writing: writing + 1)
             return content.reception
         } ?? nil
         guard let reception else { return nil }
@@ -510,11 +574,11 @@ struct IncomingOffers {
 
     /// The push and file manifest of a chunk that was asked for; a violation otherwise.
     private func requested(_ chunk: WireMessage.Chunk) throws(SyncError) -> (pushID: UInt64, manifest: FileManifest) {
-        guard let offer = offers[chunk.offerID], offer.planned else {
+        guard let offer = offers[chunk.offerID], case let .open(open) = offer.stage else {
             throw .protocolViolation("chunk for offer \(chunk.offerID), which was not accepted")
         }
         let fileIndex = Int(chunk.fileIndex), chunkIndex = Int(chunk.chunkIndex)
-        guard offer.owed[chunk.contentID]?[fileIndex]?.contains(chunkIndex) == true,
+        guard open.owed[chunk.contentID]?[fileIndex]?.contains(chunkIndex) == true,
               let assetIndex = offer.byID[chunk.contentID]
         else {
             throw .protocolViolation("chunk \(chunkIndex) of file \(fileIndex) of \(chunk.contentID.hash.shortHex) was not requested")
@@ -526,9 +590,9 @@ struct IncomingOffers {
     mutating func chunkWritten(_ destination: ChunkDestination, bytes: Int, _ result: Result<Void, ReceiveError>) -> [Action] {
         let hash = destination.fileHash
         let complete = contents.mutateValue(forKey: hash) { content -> Bool? in
-            guard content.reception == destination.reception, content.state == .receiving else { return nil }
-            content.writing -= 1
-            return content.missing == 0 && content.writing == 0
+            guard content.reception == destination.reception, case let .receiving(missing, writing) = content.stage else { return nil }
+            content.stage = .receiving(missing: missing, writing: writing - 1)
+            return missing == 0 && writing - 1 == 0
         } ?? nil
         guard let complete else { return [] }
         if case let .failure(error) = result {
@@ -542,7 +606,7 @@ struct IncomingOffers {
             actions.append(.progress(pushID: destination.pushID, progress))
         }
         if complete, let carrier = contents.mutateValue(forKey: hash, { content in
-            content.state = .verifying
+            content.stage = .verifying
             return content.carrier.offerID
         }) {
             actions.append(.verify(hash))
@@ -555,7 +619,7 @@ struct IncomingOffers {
     // MARK: - Finishing and installing
 
     mutating func verified(_ hash: Hash256, _ result: Result<Void, ReceiveError>) -> [Action] {
-        guard let content = contents[hash], content.state == .verifying else { return [] }
+        guard let content = contents[hash], content.stage == .verifying else { return [] }
         if case let .failure(error) = result {
             return failContent(hash, reason: error.description)
         }
@@ -564,13 +628,15 @@ struct IncomingOffers {
             contents[hash] = nil
             return [.discard(hash)]
         }
-        contents.mutateValue(forKey: hash) { $0.state = .staged }
+        contents.mutateValue(forKey: hash) { $0.stage = .staged }
         var actions: [Action] = []
         for waiter in content.waiters.sorted(by: Self.arrivalOrder) {
-            let ready = offers.mutateValue(forKey: waiter.offerID) { offer in
+            let ready = withOpenOffer(waiter.offerID) { offer in
                 offer.pending.mutateValue(forKey: waiter.contentID) { pending -> Bool in
-                    pending.waitingFor.remove(hash)
-                    return pending.waitingFor.isEmpty && !pending.installing
+                    guard case var .waiting(waitingFor) = pending.stage else { return false }
+                    waitingFor.remove(hash)
+                    pending.stage = .waiting(for: waitingFor)
+                    return waitingFor.isEmpty
                 }
             } ?? nil
             if ready == true { actions += install(waiter) }
@@ -585,7 +651,7 @@ struct IncomingOffers {
     /// Every content the asset needs is staged: hand out copies (or the file
     /// itself, to the last that needs it) and land it.
     private mutating func install(_ key: AssetKey) -> [Action] {
-        guard let pending = offers[key.offerID]?.pending[key.contentID], let (_, asset) = asset(key) else { return [] }
+        guard let pending = openOffer(key.offerID)?.pending[key.contentID], let (_, asset) = asset(key) else { return [] }
         var sources: [[InstallOrder.Source]] = []
         var taking: [Hash256] = []
         var actions: [Action] = []
@@ -610,11 +676,8 @@ struct IncomingOffers {
             }
             sources.append(row)
         }
-        offers.mutateValue(forKey: key.offerID) { offer in
-            offer.pending.mutateValue(forKey: key.contentID) { pending in
-                pending.installing = true
-                pending.taking += taking
-            }
+        withOpenOffer(key.offerID) { offer in
+            offer.pending[key.contentID]?.stage = .installing(taking: taking)
         }
         for needs in pending.needs {
             for case let hash? in needs { contents.mutateValue(forKey: hash) { _ = $0.waiters.remove(key) } }
@@ -633,8 +696,8 @@ struct IncomingOffers {
 
     mutating func installed(offerID: UInt64, contentID: ContentID, _ result: Result<[InstalledFile], ReceiveError>) -> [Action] {
         let key = AssetKey(offerID: offerID, contentID: contentID)
-        guard let pending = offers[offerID]?.pending[contentID], pending.installing, let (pushID, asset) = asset(key) else { return [] }
-        for hash in pending.taking {
+        guard case let .installing(taking)? = openOffer(offerID)?.pending[contentID]?.stage, let (pushID, asset) = asset(key) else { return [] }
+        for hash in taking {
             if let count = landing[hash], count > 1 { landing[hash] = count - 1 } else { landing[hash] = nil }
         }
         var actions: [Action]
@@ -646,7 +709,7 @@ struct IncomingOffers {
         case let .failure(error):
             actions = fail(key, reason: error.description)
         }
-        return actions + (pending.taking.isEmpty ? [] : nextPlan())
+        return actions + (taking.isEmpty ? [] : nextPlan())
     }
 
     // MARK: - Failures, cancels, the end
@@ -664,12 +727,12 @@ struct IncomingOffers {
     /// Fails one asset: its receipt says why, the contents it waited for lose
     /// a consumer (and go, when that was the last).
     private mutating func fail(_ key: AssetKey, reason: String) -> [Action] {
-        guard let pending = offers[key.offerID]?.pending[key.contentID], let pushID = offers[key.offerID]?.pushID else { return [] }
+        guard let pending = openOffer(key.offerID)?.pending[key.contentID], let pushID = offers[key.offerID]?.pushID else { return [] }
         var actions: [Action] = [
             .log("failed to receive \(key.contentID.hash.shortHex): \(reason)"),
             .outcome(pushID: pushID, contentID: key.contentID, .failed(reason: reason)),
         ]
-        if !pending.installing {
+        if !pending.isInstalling {
             for needs in pending.needs {
                 for case let hash? in needs where contents[hash] != nil {
                     contents[hash]?.consumers -= 1
@@ -677,16 +740,16 @@ struct IncomingOffers {
                     // A content being verified stays until its result is in (`verified`): a later
                     // offer needing it joins it instead of starting a second verification of the
                     // same staged file (found by the interleaving tests).
-                    if let content = contents[hash], content.consumers <= 0, content.state != .verifying {
+                    if let content = contents[hash], content.consumers <= 0, content.stage != .verifying {
                         contents[hash] = nil
                         // A content still arriving keeps its partial (a later offer resumes from it).
-                        if content.state == .staged { actions.append(.discard(hash)) }
+                        if content.stage == .staged { actions.append(.discard(hash)) }
                         if content.carrier.offerID != key.offerID { actions += retireIfDone(content.carrier.offerID) }
                     }
                 }
             }
         }
-        offers[key.offerID]?.hadFailures = true
+        withOpenOffer(key.offerID) { $0.hadFailures = true }
         actions.append(.send([.receipt(.init(offerID: key.offerID, contentID: key.contentID,
                                              outcome: .failed(reason: WireText.fitted(reason, maxBytes: WireMessage.Receipt.maxReasonBytes))))]))
         return actions + resolve(key, failed: true, sendingReceipt: false)
@@ -695,7 +758,7 @@ struct IncomingOffers {
     /// The asset has its receipt (sent here when `sendingReceipt`): it leaves
     /// its offer, and the offer its push once nothing of it is pending.
     private mutating func resolve(_ key: AssetKey, failed: Bool, sendingReceipt: Bool) -> [Action] {
-        guard offers[key.offerID]?.pending.removeValue(forKey: key.contentID) != nil,
+        guard case .some? = withOpenOffer(key.offerID, { $0.pending.removeValue(forKey: key.contentID) }),
               let pushID = offers[key.offerID]?.pushID else { return [] }
         var actions: [Action] = []
         if sendingReceipt {
@@ -716,11 +779,8 @@ struct IncomingOffers {
     /// shared sidecar that an asset of a later offer waits for, and its chunks must keep
     /// coming (found by the interleaving tests: the later asset waited for ever).
     private mutating func retireIfDone(_ offerID: UInt64) -> [Action] {
-        guard let offer = offers[offerID], offer.planned, offer.pending.isEmpty else { return [] }
-        let carrying = contents.values.contains { content in
-            guard content.carrier.offerID == offerID, case .receiving = content.state else { return false }
-            return content.missing > 0
-        }
+        guard let open = openOffer(offerID), open.pending.isEmpty else { return [] }
+        let carrying = contents.values.contains { $0.carrier.offerID == offerID && $0.isMissingChunks }
         return carrying ? [] : retire(offerID)
     }
 
@@ -728,15 +788,14 @@ struct IncomingOffers {
     /// its last offer has come and gone.
     private mutating func retire(_ offerID: UInt64) -> [Action] {
         guard let offer = offers.removeValue(forKey: offerID) else { return [] }
-        if offer.hadFailures || !offer.owed.isEmpty { closedOffers.insert(offerID) }
-        guard var push = pushes[offer.pushID] else { return [] }
-        push.liveOffers -= 1
-        if push.lastSeen, push.liveOffers <= 0 {
-            pushes[offer.pushID] = nil
-            return [.pushEnded(pushID: offer.pushID)]
+        if case let .open(open) = offer.stage, open.hadFailures || !open.owed.isEmpty {
+            retired[offerID] = .dropsLateChunks
+        } else {
+            retired[offerID] = .complete
         }
-        pushes[offer.pushID] = push
-        return []
+        guard pushes[offer.pushID]?.lastSeen == true, !offers.values.contains(where: { $0.pushID == offer.pushID }) else { return [] }
+        pushes[offer.pushID] = nil
+        return [.pushEnded(pushID: offer.pushID)]
     }
 
     /// The sender will send no more chunks for this offer. Its assets still
@@ -745,21 +804,29 @@ struct IncomingOffers {
     /// contents are all in are still landed and receipted.
     mutating func cancelled(offerID: UInt64, reason: String) -> [Action] {
         guard let offer = offers[offerID] else { return [] }
-        guard offer.planned else {
-            cancelledBeforePlan[offerID] = reason
+        switch offer.stage {
+        case .awaitingConsent:
+            offers[offerID]?.stage = .awaitingConsent(cancel: reason)
             return []
+        case .queued:
+            offers[offerID]?.stage = .queued(cancel: reason)
+            return []
+        case let .planning(known, _):
+            offers[offerID]?.stage = .planning(known: known, cancel: reason)
+            return []
+        case .open, .modifying:
+            break
         }
         let assets = offer.assets
         var actions: [Action] = []
         // A content whose every chunk arrived goes on (its last writes may still be landing).
-        let carried = contents.filter { $0.value.carrier.offerID == offerID && $0.value.state == .receiving && $0.value.missing > 0 }
-            .map(\.key)
+        let carried = contents.filter { $0.value.carrier.offerID == offerID && $0.value.isMissingChunks }.map(\.key)
         for hash in carried.sorted() {
             actions += failContent(hash, reason: "sender cancelled: \(reason)")
         }
         for asset in assets {
-            guard let pending = offers[offerID]?.pending[asset.contentID], !pending.installing,
-                  pending.waitingFor.contains(where: { contents[$0].map { $0.state == .receiving && $0.missing > 0 } ?? true })
+            guard case let .waiting(waitingFor)? = openOffer(offerID)?.pending[asset.contentID]?.stage,
+                  waitingFor.contains(where: { contents[$0]?.isMissingChunks ?? true })
             else { continue }
             actions += fail(AssetKey(offerID: offerID, contentID: asset.contentID), reason: "sender cancelled: \(reason)")
         }
@@ -770,22 +837,19 @@ struct IncomingOffers {
     /// can go out any more), every push ends. Partials stay for a later resume.
     mutating func closed(reason: String) -> [Action] {
         var actions: [Action] = []
-        for (offerID, offer) in offers.sorted(by: { $0.key < $1.key }) {
-            for asset in offer.assets where offer.pending[asset.contentID] != nil {
+        for (_, offer) in offers.sorted(by: { $0.key < $1.key }) {
+            guard case let .open(open) = offer.stage else { continue }
+            for asset in offer.assets where open.pending[asset.contentID] != nil {
                 actions.append(.outcome(pushID: offer.pushID, contentID: asset.contentID, .failed(reason: "connection lost: \(reason)")))
             }
-            _ = offerID
         }
-        for hash in contents.filter({ $0.value.state == .staged }).map(\.key).sorted() { actions.append(.discard(hash)) }
+        for hash in contents.filter({ $0.value.stage == .staged }).map(\.key).sorted() { actions.append(.discard(hash)) }
         for pushID in pushes.keys.sorted() { actions.append(.pushEnded(pushID: pushID)) }
         pushes = [:]
         offers = [:]
         contents = [:]
         landing = [:]
-        planQueue = []
         planWait = nil
-        planning = nil
-        cancelledBeforePlan = [:]
         return actions
     }
 }

@@ -40,6 +40,10 @@ actor SessionReceiver {
     private let peer: Peer
     private let context: SessionContext
     private var incoming = IncomingOffers()
+    // The files behind the contents `IncomingOffers` names by hash: resources this side holds
+    // open, not a second record of their state (the machine alone decides when each is
+    // written, verified, installed or discarded).
+
     /// Contents being received, by file hash (see `IncomingOffers`).
     private var partials: [Hash256: IncomingFile] = [:]
     /// Contents verified and staged, waiting for the placements that need them.
