@@ -43,6 +43,14 @@ extension SyncStateStore {
         try await onDatabaseThread(body)
     }
 
+    /// Runs `body`, which changes rows, on the database's thread, after every change queued
+    /// before it, and returns once it has committed (the shape GRDB's `write` has). For a
+    /// change whose caller must know it is durable; bookkeeping goes through `enqueue`,
+    /// whose changes share commits.
+    package func write<Value: Sendable>(_ body: @escaping @Sendable (SyncStateStore) throws(SQLiteError) -> Value) async throws(SQLiteError) -> Value {
+        try await onDatabaseThread(body)
+    }
+
     /// Waits until every change queued before this call is committed: what a push that
     /// reports its end waits for, so the ledger says what its summary says.
     package func barrier() async {

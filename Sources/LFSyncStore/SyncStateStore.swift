@@ -75,9 +75,9 @@ public final class SyncStateStore: Sendable {
 
     /// Runs `body` with this store on the database's own thread, after every
     /// call queued there before it, and waits for it without holding a thread
-    /// of Swift's cooperative pool (a commit waits for an fsync). With an
-    /// empty body it is a barrier: everything `enqueue`d before is done.
-    package func onDatabaseThread<Value: Sendable>(
+    /// of Swift's cooperative pool (a commit waits for an fsync). Reached through
+    /// `read`, `write` and `barrier()`, which say what the work is.
+    func onDatabaseThread<Value: Sendable>(
         _ body: @escaping @Sendable (SyncStateStore) throws(SQLiteError) -> Value
     ) async throws(SQLiteError) -> Value {
         changes.seal()

@@ -464,7 +464,7 @@ public actor LocalSync {
             announceTransfer: { [incomingTransferStream] in incomingTransferStream.continuation.yield($0) },
             onReceived: { contents, peer in
                 let key = peer.ledgerKey
-                _ = try? await store.onDatabaseThread { store throws(SQLiteError) in try store.recordSynced(contents, peer: key) }
+                _ = try? await store.write { store throws(SQLiteError) in try store.recordSynced(contents, peer: key) }
             },
             onPull: { [weak self] peer, excludes throws(SyncError) in
                 guard let self else { return }
@@ -642,7 +642,7 @@ public actor LocalSync {
         }
         let assets = Self.narrowed(await handler(peer), by: theirs)
         let candidates = assets.map(\.contentID), key = peer.ledgerKey
-        let notSynced = Set((try? await store.onDatabaseThread { store throws(SQLiteError) in
+        let notSynced = Set((try? await store.read { store throws(SQLiteError) in
             try store.contentIDs(notSyncedWith: key, from: candidates)
         }) ?? candidates)
         _ = send(assets.filter { notSynced.contains($0.contentID) }, from: library, to: .peers([peer]))

@@ -110,7 +110,7 @@ struct SyncStateStoreTests {
         store.enqueue(.record(.inFlight, contents: [content], peer: nas))
         store.enqueue(.synced([(content, UInt64(10))], peer: nas))
         store.enqueue(.record(.pending, contents: [content], peer: laptop))
-        _ = try await store.onDatabaseThread { _ in }
+        await store.barrier()
         #expect(try store.state(of: content, for: nas) == .synced)
     }
 
