@@ -46,7 +46,7 @@ __lfsync_reply() {
 }
 
 __lfsync_commands() {
-    __lfsync_reply "$1" 'init id peers trust untrust serve push watch pull status scan verify completions help version'
+    __lfsync_reply "$1" 'init id peers trust untrust serve push watch pull status whereis offload scan verify completions help version'
 }
 
 # Peer names, one per line from `lfsync __complete peers`; nothing if it fails.
@@ -286,6 +286,50 @@ _lfsync_status() {
     return 0
 }
 
+_lfsync_whereis() {
+    local cur=$1 prev=${__lfsync_words[__lfsync_cword-1]} option value
+    if [[ $cur == --*=* ]]; then
+        option=${cur%%=*} value=${cur#*=}
+    else
+        option=$prev value=$cur
+    fi
+    case $option in
+        --missing-on) __lfsync_peers "$value"; return 0 ;;
+    esac
+    __lfsync_count_arguments '--missing-on'
+    if (( __lfsync_only_arguments == 0 )) && [[ $cur == -* ]]; then
+        __lfsync_reply "$cur" '--missing-on --json -q --quiet -v --verbose -h --help'
+        return 0
+    fi
+    case $__lfsync_count in
+        *) __lfsync_files "$cur" -d ;;
+    esac
+    return 0
+}
+
+_lfsync_offload() {
+    local cur=$1 prev=${__lfsync_words[__lfsync_cword-1]} option value
+    if [[ $cur == --*=* ]]; then
+        option=${cur%%=*} value=${cur#*=}
+    else
+        option=$prev value=$cur
+    fi
+    case $option in
+        --copies) return 0 ;;
+        --peers) __lfsync_peers "$value"; return 0 ;;
+        --timeout) return 0 ;;
+    esac
+    __lfsync_count_arguments '--copies --peers --timeout'
+    if (( __lfsync_only_arguments == 0 )) && [[ $cur == -* ]]; then
+        __lfsync_reply "$cur" '--copies --yes --no-proof --peers --timeout --json -q --quiet -v --verbose -h --help'
+        return 0
+    fi
+    case $__lfsync_count in
+        *) __lfsync_files "$cur" -d ;;
+    esac
+    return 0
+}
+
 _lfsync_scan() {
     local cur=$1 prev=${__lfsync_words[__lfsync_cword-1]} option value
     if [[ $cur == --*=* ]]; then
@@ -318,8 +362,9 @@ _lfsync_verify() {
     fi
     case $option in
         --library) __lfsync_files "$value" -d; return 0 ;;
+        --from) __lfsync_peers "$value"; return 0 ;;
     esac
-    __lfsync_reply "$cur" '--library --json -q --quiet -v --verbose -h --help'
+    __lfsync_reply "$cur" '--library --repair --from --clear-damaged --json -q --quiet -v --verbose -h --help'
 }
 
 _lfsync_completions() {
@@ -379,6 +424,8 @@ _lfsync() {
             watch) _lfsync_watch "$cur" ;;
             pull) _lfsync_pull "$cur" ;;
             status) _lfsync_status "$cur" ;;
+            whereis) _lfsync_whereis "$cur" ;;
+            offload) _lfsync_offload "$cur" ;;
             scan) _lfsync_scan "$cur" ;;
             verify) _lfsync_verify "$cur" ;;
             completions) _lfsync_completions "$cur" ;;

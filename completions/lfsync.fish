@@ -56,6 +56,8 @@ function __fish_lfsync_commands
     printf '%s\t%s\n' 'watch' 'Keep peers in sync continuously: send what changes as soon as it settles'
     printf '%s\t%s\n' 'pull' 'Receive what a trusted peer has that this device lacks'
     printf '%s\t%s\n' 'status' 'Show what is synced with which peer'
+    printf '%s\t%s\n' 'whereis' 'Show which devices hold each asset'
+    printf '%s\t%s\n' 'offload' 'Free space: delete local files that enough other devices verifiably hold'
     printf '%s\t%s\n' 'scan' 'List the assets lfsync sees in a folder (what would be synced)'
     printf '%s\t%s\n' 'verify' 'Re-hash a library and report corrupted files'
     printf '%s\t%s\n' 'completions' 'Print a shell completion script'
@@ -177,6 +179,26 @@ complete -c lfsync -n '__fish_lfsync_command_is status' -s v -l verbose -d 'Prin
 complete -c lfsync -n '__fish_lfsync_command_is status' -s h -l help -d 'Show help for the command.'
 complete -c lfsync -n '__fish_lfsync_argument_is status 1 --peer' -a '(__fish_complete_directories)' -d 'Count only the assets in this folder.'
 
+# lfsync whereis
+complete -c lfsync -n '__fish_lfsync_command_is whereis' -l missing-on -x -a '(__fish_lfsync_peers)' -d 'Only the assets PEER does not hold verified (not synced there).'
+complete -c lfsync -n '__fish_lfsync_command_is whereis' -l json -d 'Print machine-readable JSON (stable keys) instead of text.'
+complete -c lfsync -n '__fish_lfsync_command_is whereis' -s q -l quiet -d 'Print nothing but errors.'
+complete -c lfsync -n '__fish_lfsync_command_is whereis' -s v -l verbose -d 'Print more detail.'
+complete -c lfsync -n '__fish_lfsync_command_is whereis' -s h -l help -d 'Show help for the command.'
+complete -c lfsync -n '__fish_lfsync_argument_is whereis 1+ --missing-on' -a '(__fish_complete_directories)' -d 'A library folder (repeatable; default: the current directory).'
+
+# lfsync offload
+complete -c lfsync -n '__fish_lfsync_command_is offload' -l copies -x -d 'How many other trusted devices must hold an asset, verified now, before it is deleted here.'
+complete -c lfsync -n '__fish_lfsync_command_is offload' -l yes -d 'Delete. Without it, only list what would be deleted and the space it would free.'
+complete -c lfsync -n '__fish_lfsync_command_is offload' -l no-proof -d 'Accept a device\'s word that it holds an asset, without the proof over its bytes (faster; a copy damaged on its disk may then count).'
+complete -c lfsync -n '__fish_lfsync_command_is offload' -l peers -x -a '(__fish_lfsync_peers)' -d 'Ask only these trusted devices (repeatable; default: every trusted device).'
+complete -c lfsync -n '__fish_lfsync_command_is offload' -l timeout -x -d 'How long each device may take to answer a check of up to 1,024 assets (default 300); one that takes longer does not count.'
+complete -c lfsync -n '__fish_lfsync_command_is offload' -l json -d 'Print machine-readable JSON (stable keys) instead of text.'
+complete -c lfsync -n '__fish_lfsync_command_is offload' -s q -l quiet -d 'Print nothing but errors.'
+complete -c lfsync -n '__fish_lfsync_command_is offload' -s v -l verbose -d 'Print more detail.'
+complete -c lfsync -n '__fish_lfsync_command_is offload' -s h -l help -d 'Show help for the command.'
+complete -c lfsync -n '__fish_lfsync_argument_is offload 1+ --copies --peers --timeout' -a '(__fish_complete_directories)' -d 'A library folder (repeatable).'
+
 # lfsync scan
 complete -c lfsync -n '__fish_lfsync_command_is scan' -l json -d 'Print machine-readable JSON (stable keys) instead of text.'
 complete -c lfsync -n '__fish_lfsync_command_is scan' -l no-cache -d 'Hash every file; neither read nor update the scan cache.'
@@ -190,6 +212,9 @@ complete -c lfsync -n '__fish_lfsync_argument_is scan 1 --exclude --exclude-from
 
 # lfsync verify
 complete -c lfsync -n '__fish_lfsync_command_is verify' -l library -x -a '(__fish_complete_directories)' -d 'The folder to verify (default: the current directory).'
+complete -c lfsync -n '__fish_lfsync_command_is verify' -l repair -d 'Heal corrupt files: fetch only their bad chunks from a trusted device that holds them verified, check them, and replace each file atomically, keeping the damaged copy in .lfsync/damaged.'
+complete -c lfsync -n '__fish_lfsync_command_is verify' -l from -x -a '(__fish_lfsync_peers)' -d 'With --repair: fetch from this trusted device (default: the first that answers the holding check "held and verified").'
+complete -c lfsync -n '__fish_lfsync_command_is verify' -l clear-damaged -d 'Remove the damaged copies earlier repairs kept in .lfsync/damaged, and nothing else.'
 complete -c lfsync -n '__fish_lfsync_command_is verify' -l json -d 'Print machine-readable JSON (stable keys) instead of text.'
 complete -c lfsync -n '__fish_lfsync_command_is verify' -s q -l quiet -d 'Print nothing but errors.'
 complete -c lfsync -n '__fish_lfsync_command_is verify' -s v -l verbose -d 'Print more detail.'

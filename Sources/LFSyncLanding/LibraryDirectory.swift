@@ -91,6 +91,21 @@ package final class LibraryDirectory: Sendable {
         return file
     }
 
+    /// Removes the file at `path` if it is still a regular file of `size` bytes last modified
+    /// at `modificationTimeNs`: what `lfsync offload` removes, never a file put in its place
+    /// since. The directories on the way are opened without following symlinks.
+    /// - Returns: false (nothing removed) when the file is gone or is not that file any more.
+    package func removeFile(_ path: LibraryPath, size: UInt64, modificationTimeNs: Int64) throws(ReceiveError) -> Bool {
+        let parent = try openDirectory(path.parentComponents, create: false).directory
+        let status = try ReceiveError.system { () throws(SystemError) in try parent.statusOfEntry(named: path.name, path.description) }
+        guard let status, status.kind == .regular, status.size == size, status.modificationTimeNs == modificationTimeNs else { return false }
+        guard path.name.withCString({ unlinkat(parent.rawValue, $0, 0) }) == 0 else {
+            if errno == ENOENT { return false }
+            throw .system(SystemError.current("unlink", path: path.description))
+        }
+        return true
+    }
+
     /// One `O_NOFOLLOW | O_DIRECTORY` step. With `create` (a mode), a missing
     /// directory is made with `mkdirat` and then opened the same way, so a
     /// symlink raced in between is still refused.

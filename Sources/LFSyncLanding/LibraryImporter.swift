@@ -145,6 +145,23 @@ package final class LibraryImporter: Sendable {
         }
     }
 
+    /// A chunk of this library, read now and checked against `hash`: what a trusted peer
+    /// repairing its own copy asks for (`ChunkRequest`). Nil when no indexed file still
+    /// holds those bytes (changed, damaged, gone).
+    package func verifiedChunk(hash: Hash256, length: UInt32) -> [UInt8]? {
+        guard let chunkIndex, let locations = try? chunkIndex.locations(of: hash) else { return nil }
+        for location in locations where location.length == length {
+            guard let path = try? LibraryPath.validate(location.path), let file = try? directory.openFileForReading(path),
+                  let status = try? file.status(path.description), location.offset <= status.size,
+                  UInt64(length) <= status.size - location.offset,
+                  let bytes = try? file.read(count: Int(length), at: location.offset, path.description), bytes.count == Int(length),
+                  ContentHash.chunk(bytes) == hash
+            else { continue }
+            return bytes
+        }
+        return nil
+    }
+
     private func copyLocally(_ chunk: ChunkRef, index: Int, into file: IncomingFile, from locations: [ChunkLocation]) throws(ReceiveError) -> Bool {
         for location in locations where location.length == chunk.length {
             if try file.copyChunk(at: index, from: .library(location)) { return true }

@@ -119,5 +119,21 @@ enum StateSchema {
             ALTER TABLE sync_state ADD COLUMN run INTEGER;
             CREATE INDEX sync_state_by_run ON sync_state (run) WHERE run IS NOT NULL;
             """),
+        Migration(version: 6, name: "offloaded files", sql: """
+            -- Files `lfsync offload` deleted from a library because enough other devices
+            -- verifiably held their asset: one row per file, written (and committed) before
+            -- the file is removed, so a crash leaves every file present or recorded here.
+            -- A row goes once the file is back (a pull brought it) or the user says so.
+            CREATE TABLE offloaded (
+                library    TEXT    NOT NULL,  -- the library's root, as the command resolved it
+                path       TEXT    NOT NULL,  -- library-relative, bytes as scanned
+                content_id BLOB    NOT NULL,  -- the asset's content ID, 32 bytes
+                size       INTEGER NOT NULL,
+                holders    TEXT    NOT NULL,  -- Device IDs that proved they held it, space-separated
+                at_ms      INTEGER NOT NULL,  -- Unix time, milliseconds
+                PRIMARY KEY (library, path)
+            ) WITHOUT ROWID;
+            CREATE INDEX offloaded_by_content ON offloaded (content_id);
+            """),
     ])
 }

@@ -33,7 +33,7 @@ public final class SyncStateStore: Sendable {
     /// Longer reasons (which may come from a peer's error message) are cut.
     public static let maxReasonLength = 1000
 
-    private let database: SerializedDatabase
+    let database: SerializedDatabase
     private let changes: LedgerChangeQueue
     private let writer = LedgerWriter()
     /// This process's run, which owns the rows it marks in flight (`LedgerRun`).
@@ -144,7 +144,7 @@ public final class SyncStateStore: Sendable {
     /// The state of a row (columns `state` at `column` and `run` after it): an `inFlight`
     /// row whose run is not among `live` has nobody working on it, and reads `interrupted`.
     /// Unknown text (a damaged database), or a stored `interrupted`, is no state at all.
-    private static func state(in row: SQLiteRow, at column: Int32 = 0, live: Set<Int64>) -> SyncState? {
+    static func state(in row: SQLiteRow, at column: Int32 = 0, live: Set<Int64>) -> SyncState? {
         guard let state = row.text(at: column).flatMap(SyncState.init(rawValue:)), state != .interrupted else { return nil }
         guard state == .inFlight else { return state }
         let run = row.optionalInt64(at: column + 1)
@@ -305,8 +305,8 @@ public final class SyncStateStore: Sendable {
     }
 
     /// Column 0 as a content ID, without copying the blob; `nil` unless it is 32 bytes.
-    private static func contentID(in row: SQLiteRow) -> ContentID? {
-        row.withUnsafeBlob(at: 0) { bytes in bytes.flatMap(Hash256.init(bytes:)).map(ContentID.init(hash:)) }
+    static func contentID(in row: SQLiteRow, at column: Int32 = 0) -> ContentID? {
+        row.withUnsafeBlob(at: column) { bytes in bytes.flatMap(Hash256.init(bytes:)).map(ContentID.init(hash:)) }
     }
 
     static func milliseconds(_ date: Date) -> Int64 {
@@ -314,7 +314,7 @@ public final class SyncStateStore: Sendable {
         return Int64(exactly: value) ?? (value > 0 ? .max : 0)
     }
 
-    private static func date(milliseconds: Int64) -> Date {
+    static func date(milliseconds: Int64) -> Date {
         Date(timeIntervalSince1970: Double(milliseconds) / 1000)
     }
 }

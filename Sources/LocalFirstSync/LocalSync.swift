@@ -109,6 +109,10 @@ public actor LocalSync {
     /// Called when a trusted peer asks us to offer what it lacks.
     private var pullHandler: (@Sendable (Peer) async -> [Asset])?
     private var pullLibrary: URL?
+    /// Answers trusted devices' holding checks, once `serveHoldings` gave it a library.
+    private var holdings: HoldingResponder?
+    /// Expected proofs of our own holding checks are made here.
+    private let holdingDisk = BlockingQueue(label: "lfsync.holding-checks")
     /// The trust policy in force: `configuration.trust` until `updateTrust(_:)` replaces it.
     /// Sessions read it at each decision, so a change applies to connections already open.
     private let currentTrust: CurrentTrust
@@ -328,6 +332,63 @@ public actor LocalSync {
         pullHandler = assets
     }
 
+    /// Lets trusted devices ask whether this device holds contents of theirs (a holding
+    /// check, PROTOCOL.md "Holding checks"), answered from `library` as `assets` finds it
+    /// now; and ask it for chunks of files it holds (a repair).
+    package func serveHoldings(from library: URL, assets: @escaping @Sendable () async -> [Asset]) {
+        holdings = HoldingResponder(library: library, assets: assets, store: store, holder: identity.deviceID)
+    }
+
+    /// Asks `peer` whether it holds `assets` now; with `proof`, each "yes" must come with the
+    /// keyed hash of the content's bytes under a fresh nonce, checked here against our own
+    /// bytes (each asset's `library` must be set: a scanned asset's is).
+    package func checkHolding(of assets: [Asset], on peer: Peer, proof: Bool = true, timeout: Duration = .seconds(300)) async throws(SyncError) -> [ContentID: HoldingAnswer] {
+        guard let session = sessions[peer.deviceID] else { throw .notConnected(peer.deviceID) }
+        return try await HoldingChecker(session: session, timeout: timeout, disk: holdingDisk).check(assets, proof: proof)
+    }
+
+    /// One chunk of a file `peer` holds, checked against `hash` here; nil when it has none.
+    package func fetchChunk(hash: Hash256, length: UInt32, from peer: Peer, timeout: Duration = .seconds(60)) async throws(SyncError) -> [UInt8]? {
+        guard let session = sessions[peer.deviceID] else { throw .notConnected(peer.deviceID) }
+        guard await session.channel.peerCapabilities.contains(.holdings) else {
+            throw .declined(reason: "\(peer) does not answer chunk requests (an older lfsync)")
+        }
+        let requestID = UInt64.random(in: 1...UInt64.max)
+        let reply = try await session.queries.ask(.chunkRequest(.init(requestID: requestID, chunkHash: hash, length: length)),
+                                                  requestID: requestID, timeout: timeout)
+        guard case let .chunkReply(answer) = reply else { throw .protocolViolation("\(reply.type) in answer to a ChunkRequest") }
+        switch answer.outcome {
+        case let .bytes(bytes):
+            guard bytes.count == Int(length), ContentHash.chunk(bytes) == hash else {
+                throw .protocolViolation("\(peer) sent a chunk that does not match its hash")
+            }
+            return Array(bytes)
+        case .notHeld:
+            return nil
+        case .refused:
+            throw .declined(reason: "\(peer) does not answer this device's chunk requests (not trusted there)")
+        }
+    }
+
+    /// Asks `peer` to offer `contents`, whatever its ledger says this device holds (what
+    /// was offloaded here); it answers each Fetch with one offer (empty when it holds none
+    /// of them), as for a pull. Returns how many Fetches went out: the offers to wait for.
+    @discardableResult
+    package func fetch(_ contents: [ContentID], from peer: Peer) async throws(SyncError) -> Int {
+        guard let session = sessions[peer.deviceID] else { throw .notConnected(peer.deviceID) }
+        guard await session.channel.peerCapabilities.contains(.holdings) else {
+            throw .declined(reason: "\(peer) cannot send named contents (an older lfsync)")
+        }
+        var start = 0, sent = 0
+        while start < contents.count {
+            let batch = Array(contents[start..<min(start + WireMessage.Fetch.maxContents, contents.count)])
+            start += batch.count
+            try await session.send([.fetch(.init(requestID: UInt64.random(in: 1...UInt64.max), contents: batch))])
+            sent += 1
+        }
+        return sent
+    }
+
     /// A new connection takes a slot, or is closed at once when the caps are reached.
     private func admit(_ connection: any Connection) {
         let address = connection.remoteAddress?.host ?? "an unknown address"
@@ -469,6 +530,16 @@ public actor LocalSync {
             onPull: { [weak self] peer, excludes throws(SyncError) in
                 guard let self else { return }
                 try await self.answerPull(from: peer, excluding: excludes)
+            },
+            onFetch: { [weak self] peer, contents throws(SyncError) in
+                guard let self else { return }
+                try await self.answerFetch(from: peer, contents: contents)
+            },
+            onHoldingCheck: { [weak self] check, peer in
+                await self?.answerHoldingCheck(check, from: peer)
+            },
+            onChunkRequest: { [weak self] request, peer in
+                await self?.answerChunkRequest(request, from: peer) ?? .refused
             },
             logger: configuration.log)
     }
@@ -625,6 +696,37 @@ public actor LocalSync {
     public func pull(from peer: Peer, excluding excludes: [String] = []) async throws(SyncError) {
         guard let session = sessions[peer.deviceID] else { throw .notConnected(peer.deviceID) }
         try await session.send([.pull(.init(requestID: UInt64.random(in: 1...UInt64.max), excludes: excludes))])
+    }
+
+    /// A holding check from `peer`: answered only to a device in the trust list.
+    private func answerHoldingCheck(_ check: WireMessage.HoldingCheck, from peer: Peer) async -> [WireMessage.HoldingReport.Answer]? {
+        guard currentTrust.policy.entries[peer.deviceID] != nil else {
+            configuration.log("refused a holding check from \(peer): not trusted")
+            return nil
+        }
+        guard let holdings else { return check.contents.map { _ in .notHeld } }
+        return await holdings.answers(to: check)
+    }
+
+    /// A chunk request from `peer`: answered only to a device in the trust list, from the
+    /// receiving library's chunk index, with bytes read and checked now.
+    private func answerChunkRequest(_ request: WireMessage.ChunkRequest, from peer: Peer) async -> WireMessage.ChunkReply.Outcome {
+        guard currentTrust.policy.entries[peer.deviceID] != nil else { return .refused }
+        guard let importer = try? importerForReceiving() else { return .notHeld }
+        let (hash, length) = (request.chunkHash, request.length)
+        let bytes = await holdingDisk.run { importer.verifiedChunk(hash: hash, length: length) }
+        return bytes.map { .bytes($0[...]) } ?? .notHeld
+    }
+
+    /// A Fetch: the named contents this device holds are offered to `peer`, if it may pull.
+    private func answerFetch(from peer: Peer, contents: [ContentID]) async throws(SyncError) {
+        guard currentTrust.policy.mayPull(peer.deviceID) else {
+            throw .declined(reason: "\(peer) is not allowed to pull from this device")
+        }
+        guard let handler = pullHandler, let library = pullLibrary else { throw .declined(reason: "this device does not serve pulls") }
+        let wanted = Set(contents)
+        let assets = await handler(peer).filter { wanted.contains($0.contentID) }
+        _ = send(assets, from: library, to: .peers([peer]))
     }
 
     private func answerPull(from peer: Peer, excluding excludes: [String]) async throws(SyncError) {

@@ -21,6 +21,8 @@ actor PeerSession {
     nonisolated let sender: SessionSender
     /// This peer's offers to us.
     nonisolated let receiver: SessionReceiver
+    /// Holding checks and chunk requests, both ways.
+    nonisolated let queries: SessionQueries
     private let context: SessionContext
     /// A Ping went out after a quiet spell and nothing has come back since.
     private var pingUnanswered = false
@@ -37,6 +39,7 @@ actor PeerSession {
         self.context = context
         sender = SessionSender(clock: context.clock)
         receiver = SessionReceiver(peer: peer, channel: channel, context: context)
+        queries = SessionQueries(peer: peer, context: context)
         readAhead = ChannelReadAhead(channel: channel)
     }
 
@@ -45,6 +48,7 @@ actor PeerSession {
         self.onClose = onClose
         await sender.attach(to: self)
         await receiver.attach(to: self)
+        await queries.attach(to: self)
     }
 
     var isOpen: Bool { closedReason == nil }
@@ -78,6 +82,8 @@ actor PeerSession {
             group.addTask { await self.receiver.run() }
             // The channel's next messages, decrypted while the current one is handled.
             group.addTask { [readAhead] in await readAhead.run() }
+            // The peer's questions, answered beside the read loop.
+            group.addTask { await self.queries.run() }
             await readLoop()
         }
     }
@@ -156,6 +162,14 @@ actor PeerSession {
             throw .peerFailed(error.message)
         case let .pull(pull):
             try await context.pullRequested(by: peer, excluding: pull.excludes)
+        case let .fetch(fetch):
+            try await context.fetchRequested(by: peer, contents: fetch.contents)
+        case .holdingCheck, .chunkRequest:
+            try await queries.questionArrived(message)
+        case let .holdingReport(report):
+            await queries.answerArrived(message, requestID: report.requestID)
+        case let .chunkReply(reply):
+            await queries.answerArrived(message, requestID: reply.requestID)
         case .hello, .connectionDecision:
             throw .protocolViolation("\(message.type) after the connection was set up")
         }
@@ -171,6 +185,7 @@ actor PeerSession {
         closedReason = reason
         await receiver.close(reason: reason)
         await sender.close(reason: reason)
+        await queries.close()
         readAhead.stop()
         await channel.close()
         if let onClose {

@@ -21,6 +21,9 @@ struct SessionContext: Sendable {
     let announceTransfer: @Sendable (IncomingTransfer) -> Void
     let onReceived: @Sendable ([(content: ContentID, bytes: UInt64)], Peer) async -> Void
     let onPull: @Sendable (Peer, [String]) async throws(SyncError) -> Void
+    let onFetch: @Sendable (Peer, [ContentID]) async throws(SyncError) -> Void
+    let onHoldingCheck: @Sendable (WireMessage.HoldingCheck, Peer) async -> [WireMessage.HoldingReport.Answer]?
+    let onChunkRequest: @Sendable (WireMessage.ChunkRequest, Peer) async -> WireMessage.ChunkReply.Outcome
     let logger: @Sendable (String) -> Void
 
     func importer() throws(SyncError) -> LibraryImporter { try importerProvider() }
@@ -28,5 +31,13 @@ struct SessionContext: Sendable {
     /// Records received assets in the ledger; returns once they are committed.
     func receivedAssets(_ contents: [(content: ContentID, bytes: UInt64)], from peer: Peer) async { await onReceived(contents, peer) }
     func pullRequested(by peer: Peer, excluding patterns: [String]) async throws(SyncError) { try await onPull(peer, patterns) }
+    func fetchRequested(by peer: Peer, contents: [ContentID]) async throws(SyncError) { try await onFetch(peer, contents) }
+    /// The answers to a peer's holding check; nil to refuse it.
+    func holdingAnswers(for check: WireMessage.HoldingCheck, from peer: Peer) async -> [WireMessage.HoldingReport.Answer]? {
+        await onHoldingCheck(check, peer)
+    }
+    func chunk(for request: WireMessage.ChunkRequest, from peer: Peer) async -> WireMessage.ChunkReply.Outcome {
+        await onChunkRequest(request, peer)
+    }
     func log(_ line: String) { logger(line) }
 }

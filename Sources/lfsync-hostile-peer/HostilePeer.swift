@@ -28,6 +28,9 @@ import LFSyncDiscovery
 ///         N times: offer a new file of C MiB, send all but its last chunk, Cancel
 ///     lfsync-hostile-peer stalled-receiver --key FILE --listen HOST:PORT
 ///         accepts one connection and its offer, then swallows everything and answers nothing
+///     lfsync-hostile-peer false-holder --key FILE --listen HOST:PORT [--mode claim|no-proof|silent|hang-up]
+///         accepts connections until killed; answers holding checks with made-up proofs (claim),
+///         without proofs, never, or by hanging up
 ///
 /// Exit status: 0 every scenario refused, 1 a scenario got through or went unanswered,
 /// 64 usage, 70 could not reach the target.
@@ -97,6 +100,19 @@ struct HostilePeer {
                 say(try await HostileLoad.stalledReceiver(on: address, as: identity) { say("listening\t\($0)") })
             } catch {
                 fail(70, "stalled receiver: \(error)")
+            }
+        case "false-holder":
+            let identity = loadIdentity(&arguments)
+            guard let address = option("--listen", in: &arguments).flatMap(PeerAddress.init(parsing:)) else {
+                usage("--listen HOST:PORT is required")
+            }
+            guard let mode = HostileHolder(rawValue: option("--mode", in: &arguments) ?? "claim") else {
+                usage("--mode must be one of \(HostileHolder.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            do {
+                try await mode.serve(on: address, as: identity, ready: { say("listening\t\($0)") }, report: { say($0) })
+            } catch {
+                fail(70, "false holder: \(error)")
             }
         default:
             usage(command.isEmpty ? "no command" : "unknown command \(command)")
@@ -168,7 +184,7 @@ struct HostilePeer {
     }
 
     static func usage(_ problem: String) -> Never {
-        fail(64, "\(problem)\nusage: lfsync-hostile-peer id --key FILE\n       lfsync-hostile-peer attack --key FILE --connect HOST:PORT --outside DIR [--peer ID] [--symlink NAME] [SCENARIO...]\n       lfsync-hostile-peer list\n       lfsync-hostile-peer flood|hold|cancel-flood|stalled-receiver ... (see the source)")
+        fail(64, "\(problem)\nusage: lfsync-hostile-peer id --key FILE\n       lfsync-hostile-peer attack --key FILE --connect HOST:PORT --outside DIR [--peer ID] [--symlink NAME] [SCENARIO...]\n       lfsync-hostile-peer list\n       lfsync-hostile-peer flood|hold|cancel-flood|stalled-receiver|false-holder ... (see the source)")
     }
 
     static func fail(_ status: Int32, _ message: String) -> Never {

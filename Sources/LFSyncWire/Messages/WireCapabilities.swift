@@ -15,13 +15,19 @@ package struct WireCapabilities: OptionSet, Hashable, Sendable, CustomStringConv
     /// every peer of a broadcast (PROTOCOL.md, "Shared segments").
     package static let sharedSegments = WireCapabilities(rawValue: 1 << 1)
 
+    /// Bit 2: the peer answers and understands HoldingCheck, HoldingReport, Fetch,
+    /// ChunkRequest and ChunkReply (PROTOCOL.md, "Holding checks"); a peer without it is
+    /// never sent them.
+    package static let holdings = WireCapabilities(rawValue: 1 << 2)
+
     /// Everything this build implements.
-    package static let supported: WireCapabilities = [.zstd, .sharedSegments]
+    package static let supported: WireCapabilities = [.zstd, .sharedSegments, .holdings]
 
     package var description: String {
         var names: [String] = []
         if contains(.zstd) { names.append("zstd") }
         if contains(.sharedSegments) { names.append("shared segments") }
+        if contains(.holdings) { names.append("holdings") }
         let unknown = rawValue & ~Self.supported.rawValue
         if unknown != 0 { names.append("0x" + String(unknown, radix: 16)) }
         return "[" + names.joined(separator: ", ") + "]"

@@ -17,6 +17,11 @@ package enum WireMessage: Hashable, Sendable {
     case receipt(Receipt)
     case cancel(Cancel)
     case pull(Pull)
+    case holdingCheck(HoldingCheck)
+    case holdingReport(HoldingReport)
+    case fetch(Fetch)
+    case chunkRequest(ChunkRequest)
+    case chunkReply(ChunkReply)
     case ping(Ping)
     case pong(Pong)
     case error(ErrorMessage)
@@ -31,6 +36,11 @@ package enum WireMessage: Hashable, Sendable {
         case .receipt: .receipt
         case .cancel: .cancel
         case .pull: .pull
+        case .holdingCheck: .holdingCheck
+        case .holdingReport: .holdingReport
+        case .fetch: .fetch
+        case .chunkRequest: .chunkRequest
+        case .chunkReply: .chunkReply
         case .ping: .ping
         case .pong: .pong
         case .error: .error
@@ -47,6 +57,11 @@ package enum WireMessage: Hashable, Sendable {
         case let .receipt(message): message
         case let .cancel(message): message
         case let .pull(message): message
+        case let .holdingCheck(message): message
+        case let .holdingReport(message): message
+        case let .fetch(message): message
+        case let .chunkRequest(message): message
+        case let .chunkReply(message): message
         case let .ping(message): message
         case let .pong(message): message
         case let .error(message): message
@@ -79,6 +94,11 @@ package enum WireMessage: Hashable, Sendable {
         case .receipt: self = .receipt(try Receipt(from: &reader))
         case .cancel: self = .cancel(try Cancel(from: &reader))
         case .pull: self = .pull(try Pull(from: &reader))
+        case .holdingCheck: self = .holdingCheck(try HoldingCheck(from: &reader))
+        case .holdingReport: self = .holdingReport(try HoldingReport(from: &reader))
+        case .fetch: self = .fetch(try Fetch(from: &reader))
+        case .chunkRequest: self = .chunkRequest(try ChunkRequest(from: &reader))
+        case .chunkReply: self = .chunkReply(try ChunkReply(from: &reader))
         case .ping: self = .ping(try Ping(from: &reader))
         case .pong: self = .pong(try Pong(from: &reader))
         case .error: self = .error(try ErrorMessage(from: &reader))

@@ -12,6 +12,11 @@ package enum WireMessageType: UInt8, Sendable, CaseIterable, CustomStringConvert
     case receipt = 0x13
     case cancel = 0x14
     case pull = 0x15
+    case holdingCheck = 0x16
+    case holdingReport = 0x17
+    case fetch = 0x18
+    case chunkRequest = 0x19
+    case chunkReply = 0x1A
 
     package var description: String {
         switch self {
@@ -26,6 +31,11 @@ package enum WireMessageType: UInt8, Sendable, CaseIterable, CustomStringConvert
         case .receipt: "Receipt"
         case .cancel: "Cancel"
         case .pull: "Pull"
+        case .holdingCheck: "HoldingCheck"
+        case .holdingReport: "HoldingReport"
+        case .fetch: "Fetch"
+        case .chunkRequest: "ChunkRequest"
+        case .chunkReply: "ChunkReply"
         }
     }
 }

@@ -11,7 +11,7 @@ enum ConnectionSetUp {
     static func hello(deviceName: String) -> WireMessage.Hello {
         WireMessage.Hello(
             protocolVersion: WireProtocol.version, deviceName: WireText.fitted(deviceName, maxBytes: WireMessage.Hello.maxDeviceNameBytes),
-            softwareVersion: LFSyncVersion.current, capabilities: [.zstd, .sharedSegments])
+            softwareVersion: LFSyncVersion.current, capabilities: WireCapabilities.supported)
     }
 
     /// The initiator's side: sends our Hello, then waits for the responder's Hello and

@@ -37,6 +37,9 @@ struct PullCommand {
         let ledger = try home.ledger()
         let index = try await HashUpgradeNotice.upgradedIndex(for: library, home: home, ledger: ledger, exclusions: exclusions, console: console)
         _ = try await LibraryScanner(root: library, cache: index.scanCache, chunkIndex: index.chunkIndex, exclusions: exclusions).scan()
+        // What `offload` removed from this library: the peer's ledger says we hold it, so a
+        // plain pull would not bring it; it is fetched by name.
+        let offloaded = try await RestoreOffloaded.stillMissing(in: library, ledger: ledger)
         // We asked for this data, so this process accepts the peer's answer without a question.
         var trust = config.trustPolicy
         trust.entries[id] = .init(deviceID: id, acceptsConnections: true, acceptsOffers: true)
@@ -56,14 +59,27 @@ struct PullCommand {
         }
         let offers = sync.incomingTransfers()
         try await sync.pull(from: peer, excluding: excludeLines)
-        // The peer answers with one offer (empty when we lack nothing), or drops us if it does not trust us.
+        var expected = 1
+        if !offloaded.isEmpty {
+            do throws(SyncError) {
+                expected += try await sync.fetch(Array(Set(offloaded.map(\.content))), from: peer)
+                console.note("asking \(peer.name) for \(offloaded.count) offloaded file\(offloaded.count == 1 ? "" : "s") too")
+            } catch {
+                console.error("\(peer.name): cannot bring back offloaded files: \(error)")
+            }
+        }
+        let answers = expected
+        // The peer answers each request with one offer (empty when we lack nothing), or drops us if it does not trust us.
         let end: PullEnd = await withTaskGroup(of: PullEnd?.self) { group in
             group.addTask {
+                var received: [ContentID: ReceiveSessionHandle.Outcome] = [:], count = 0
                 for await offer in offers where offer.from.deviceID == id {
-                    // The pull's answer is accepted at once.
-                    do throws(IncomingTransferError) { return .received(try await offer.accept().files()) } catch {
+                    // The pull's answers are accepted at once.
+                    do throws(IncomingTransferError) { received.merge(try await offer.accept().files()) { _, new in new } } catch {
                         return .notAccepted(error)
                     }
+                    count += 1
+                    if count == answers { return .received(received) }
                 }
                 return nil
             }
@@ -94,6 +110,8 @@ struct PullCommand {
                     """,
                 exitCode: .declined)
         }
+        let restored = try await RestoreOffloaded.forgetReturned(offloaded, in: library, ledger: ledger)
+        if !offloaded.isEmpty { console.note("\(restored) of \(offloaded.count) offloaded file\(offloaded.count == 1 ? "" : "s") back") }
         let failed = outcome.filter { if case .failed = $0.value { true } else { false } }
         console.note("from \(peer): \(outcome.count - failed.count) assets received, \(failed.count) failed")
         for (id, result) in failed.prefix(5) {
@@ -121,7 +139,7 @@ extension PullCommand: LFSyncCommand {
     static let spec = CommandSpec(
         name: "pull",
         abstract: "Receive what a trusted peer has that this device lacks",
-        discussion: "Connects to PEER and asks it to offer everything it serves that this device lacks; PEER answers only when it trusts this device with --allow-pull (exit 77 otherwise). Holds the library's lock like serve: exits 75 when a serve or another pull is receiving into DIR. The peer applies its own ignore rules and then this side's (the defaults, DIR's .lfsyncignore, --exclude-from, --exclude), so excluded files never cross the link. --bwlimit here limits what this side receives.",
+        discussion: "Connects to PEER and asks it to offer everything it serves that this device lacks, and the files 'lfsync offload' removed from DIR (whatever its ledger says this device holds); PEER answers only when it trusts this device with --allow-pull (exit 77 otherwise). Holds the library's lock like serve: exits 75 when a serve or another pull is receiving into DIR. The peer applies its own ignore rules and then this side's (the defaults, DIR's .lfsyncignore, --exclude-from, --exclude), so excluded files never cross the link. --bwlimit here limits what this side receives.",
         options: [
             from.spec,
             library.spec,

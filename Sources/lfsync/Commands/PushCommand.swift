@@ -78,7 +78,7 @@ struct PushCommand {
         var unidentified: [(label: String, failure: TargetFailure)] = []
         for target in targets {
             do {
-                let peer = try await connect(target, sync: sync, config: config, batch: batch)
+                let peer = try await PeerConnector.connect(target, sync: sync, config: config, batch: batch)
                 if !destinations.contains(where: { $0.deviceID == peer.deviceID }) { destinations.append(peer) }
             } catch {
                 let failure: TargetFailure = (error as? CommandFailure).map { $0.exitCode == .declined ? .declined($0.message) : .unreachable($0.message) }
@@ -224,36 +224,6 @@ struct PushCommand {
             console.result("\(target.label): would offer \(contents.count) assets (\(ByteCountText.format(totalBytes))); \(notSynced) not yet synced with it")
         }
         return .success
-    }
-
-    /// Connects to one target. A HOST:PORT target whose device is not trusted needs a
-    /// yes on the terminal; in batch mode it is refused.
-    private func connect(_ target: PeerResolver.Target, sync: LocalSync, config: DeviceConfig, batch: Bool) async throws -> Peer {
-        var address = target.address
-        if address == nil, let id = target.deviceID {
-            address = await PeerResolver.discover(id, timeout: .seconds(5), localDeviceID: sync.identity.deviceID)
-        }
-        guard let address else {
-            throw CommandFailure(message: "no address known and not found on the local network (give one with 'lfsync trust ... --address HOST:PORT')", exitCode: .peerUnavailable)
-        }
-        let peer: Peer
-        do { peer = try await sync.connect(to: address, expecting: target.deviceID) } catch {
-            if case let .declined(reason) = error { throw CommandFailure(message: reason, exitCode: .declined) }
-            throw error
-        }
-        if target.deviceID == nil, config.trusted(peer.deviceID) == nil {
-            let confirmed = !batch && Prompter.isInteractive && Self.confirm("\(address) is \"\(peer.name)\", Device ID \(peer.deviceID) — not a trusted device. Compare the ID with 'lfsync id' on that device. Send to it?")
-            guard confirmed else {
-                await sync.disconnect(peer)
-                throw CommandFailure(message: "\(address) is \(peer.deviceID), which is not trusted ('lfsync trust \(peer.deviceID)' first)", exitCode: .declined)
-            }
-        }
-        return peer
-    }
-
-    private static func confirm(_ question: String) -> Bool {
-        Console.writeError("\(question) [y/N] ")
-        return ["y", "yes"].contains(readLine()?.trimmingCharacters(in: .whitespaces).lowercased() ?? "")
     }
 }
 

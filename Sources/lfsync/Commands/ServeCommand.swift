@@ -61,6 +61,10 @@ struct ServeCommand {
         await sync.servePulls(from: library) { _ in
             (try? await scanner.scan().assets) ?? []
         }
+        // Trusted devices may ask whether this library holds their contents (offload, verify --repair).
+        await sync.serveHoldings(from: library) {
+            (try? await scanner.scan().assets) ?? []
+        }
         let bound: PeerAddress
         do { bound = try await sync.start(listeningOn: listen, advertise: advertise) } catch {
             throw CommandFailure(message: "\(error)", exitCode: .temporaryFailure)

@@ -122,7 +122,27 @@ struct StatusCommand {
                 console.result("    \(asset.state.padding(toLength: 8, withPad: " ", startingAt: 0)) \(asset.path)")
             }
         }
+        try await printOffloaded(in: arguments.positionals.first.map { try DirectoryArgument.existing($0).path }, ledger: ledger, config: config)
         return .success
+    }
+}
+
+extension StatusCommand {
+    /// What `lfsync offload` removed here (in the library PATH, or everywhere), with the
+    /// devices that held it when it went: one line, and with -v one line per file.
+    private func printOffloaded(in library: String?, ledger: SyncStateStore, config: DeviceConfig) async throws {
+        let files = try await ledger.read { store throws(SQLiteError) in
+            if let library { try store.offloaded(inLibrary: library) } else { try store.allOffloaded() }
+        }
+        guard !files.isEmpty else { return }
+        let names = Dictionary(config.peers.map { ($0.deviceID, $0.name) }, uniquingKeysWith: { first, _ in first })
+        let bytes = files.reduce(UInt64(0)) { $0 + $1.size }
+        console.result("offloaded here: \(files.count) file\(files.count == 1 ? "" : "s") (\(ByteCountText.format(bytes))); 'lfsync pull' brings them back")
+        guard console.verbosity == .verbose else { return }
+        for file in files {
+            let holders = file.holders.map { names[$0] ?? (try? DeviceID(parsing: $0))?.shortForm ?? $0 }
+            console.result("    offloaded \(file.path), held by \(holders.joined(separator: ", "))")
+        }
     }
 }
 

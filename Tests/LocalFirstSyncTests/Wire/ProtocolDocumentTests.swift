@@ -154,6 +154,37 @@ import Testing
 }
 
 @Suite struct ProtocolContentExampleTests {
+    /// "Holding checks": a HoldingCheck with proof for the Live Photo of the content-ID
+    /// example, the proof's input as the document spells it, and the proof itself — made
+    /// by `HoldingProof` from the files on disk and, independently, by one keyed BLAKE2b of
+    /// the documented input.
+    @Test func holdingProofExample() async throws {
+        let nonce = try #require(Hash256(bytes: [UInt8](repeating: 0x42, count: 32)))
+        let holder = DeviceID(publicKey: Array(0...31))
+        try await TestSupport.withTemporaryDirectory { library in
+            try TestSupport.write(Array("still".utf8), to: library.appendingPathComponent("IMG_0001.HEIC"))
+            try TestSupport.write(Array("video".utf8), to: library.appendingPathComponent("IMG_0001.MOV"))
+            let asset = Asset(files: [
+                .init(role: .primary, manifest: FileManifest(path: "IMG_0001.HEIC", contents: Array("still".utf8))),
+                .init(role: .livePhotoVideo, manifest: FileManifest(path: "IMG_0001.MOV", contents: Array("video".utf8))),
+            ])
+            let check = WireMessage.holdingCheck(.init(requestID: 9, contents: [asset.contentID], nonces: [nonce]))
+            #expect(try ProtocolDocumentTests.hexExample("holding-check-frame") == (try check.frame().encoded()))
+            let input = try ProtocolDocumentTests.hexExample("holding-proof-input")
+            var keyed = KeyedBlake2b(key: nonce.bytes)
+            keyed.update(input)
+            let documented = try #require(try ProtocolDocumentTests.examples(kind: "text")["holding-proof"]).trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(keyed.finalizeAndReset().hex == documented)
+            guard case let .proof(proof) = HoldingProof.compute(for: asset, in: library, nonce: nonce, holder: holder) else {
+                Issue.record("no proof from intact files")
+                return
+            }
+            #expect(proof.hex == documented)
+            let report = WireMessage.holdingReport(.init(requestID: 9, answers: [.heldVerified(verifiedAt: 1_764_930_000_000, proof: proof)]))
+            #expect(try ProtocolDocumentTests.hexExample("holding-report-frame") == (try report.frame().encoded()))
+        }
+    }
+
     @Test func contentIDExample() throws {
         let files: [(role: FileRole, fileHash: Hash256)] = [
             (.livePhotoVideo, FileManifest(path: "IMG_0001.MOV", contents: Array("video".utf8)).fileHash),

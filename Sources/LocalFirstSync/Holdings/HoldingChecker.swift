@@ -1,0 +1,89 @@
+import Foundation
+import LFSyncContent
+import LFSyncCrypto
+import LFSyncSystem
+import LFSyncWire
+
+/// Asks one connected device whether it holds assets of ours, in checks of at most
+/// `HoldingCheck.maxContents`, and judges the answers: with proof, a fresh random nonce per
+/// content goes out, and a "held" answer counts only if its keyed hash equals the one
+/// made here from our own bytes (`HoldingProof`).
+struct HoldingChecker {
+    let session: PeerSession
+    let timeout: Duration
+    /// Where the expected proofs are made: they read whole files.
+    let disk: BlockingQueue
+
+    func check(_ assets: [Asset], proof: Bool) async throws(SyncError) -> [ContentID: HoldingAnswer] {
+        guard await session.channel.peerCapabilities.contains(.holdings) else {
+            throw .declined(reason: "\(session.peer) does not answer holding checks (an older lfsync)")
+        }
+        var unique: [Asset] = []
+        var seen = Set<ContentID>()
+        for asset in assets where seen.insert(asset.contentID).inserted { unique.append(asset) }
+        var answers: [ContentID: HoldingAnswer] = [:]
+        var start = 0
+        while start < unique.count {
+            let batch = Array(unique[start..<min(start + WireMessage.HoldingCheck.maxContents, unique.count)])
+            start += batch.count
+            for (content, answer) in try await check(batch: batch, proof: proof) { answers[content] = answer }
+        }
+        return answers
+    }
+
+    private func check(batch: [Asset], proof: Bool) async throws(SyncError) -> [ContentID: HoldingAnswer] {
+        let nonces = proof ? batch.map { _ in Self.nonce() } : []
+        let requestID = UInt64.random(in: 1...UInt64.max)
+        let question = WireMessage.HoldingCheck(requestID: requestID, contents: batch.map(\.contentID), nonces: nonces)
+        let reply = try await session.queries.ask(.holdingCheck(question), requestID: requestID, timeout: timeout)
+        guard case let .holdingReport(report) = reply else { throw .protocolViolation("\(reply.type) in answer to a HoldingCheck") }
+        guard let reported = report.answers else { throw .declined(reason: "\(session.peer) does not answer this device's holding checks (not trusted there)") }
+        guard reported.count == batch.count else {
+            throw .protocolViolation("a HoldingReport of \(reported.count) answers to a HoldingCheck of \(batch.count)")
+        }
+        var answers: [ContentID: HoldingAnswer] = [:]
+        for (index, asset) in batch.enumerated() {
+            switch reported[index] {
+            case .notHeld:
+                answers[asset.contentID] = .notHeld
+            case .heldChanged:
+                answers[asset.contentID] = .heldChanged
+            case let .heldVerified(verifiedAt, claimed):
+                let at = verifiedAt > 0 ? Date(timeIntervalSince1970: Double(verifiedAt) / 1000) : nil
+                guard proof else {
+                    answers[asset.contentID] = .heldVerified(at: at, proven: false)
+                    continue
+                }
+                guard let claimed else {
+                    answers[asset.contentID] = .proofFailed
+                    continue
+                }
+                answers[asset.contentID] = await judge(claimed, of: asset, nonce: nonces[index], at: at)
+            }
+        }
+        return answers
+    }
+
+    /// 32 bytes from the system's CSPRNG (`getrandom`): never reused, never predictable.
+    private static func nonce() -> Hash256 {
+        var random = SystemRandomNumberGenerator()
+        var bytes = [UInt8](repeating: 0, count: Hash256.byteCount)
+        for index in bytes.indices { bytes[index] = UInt8.random(in: 0...255, using: &random) }
+        guard let nonce = Hash256(bytes: bytes) else { preconditionFailure("32 bytes are a Hash256") }
+        return nonce
+    }
+
+    /// Makes the proof from our own bytes and compares.
+    private func judge(_ claimed: Hash256, of asset: Asset, nonce: Hash256, at: Date?) async -> HoldingAnswer {
+        guard let library = asset.library else { return .unprovable("the asset was not scanned from a library") }
+        let holder = session.peer.deviceID
+        switch await disk.run({ HoldingProof.compute(for: asset, in: library, nonce: nonce, holder: holder) }) {
+        case let .proof(expected):
+            return expected == claimed ? .heldVerified(at: at, proven: true) : .proofFailed
+        case let .damaged(path):
+            return .unprovable("\(path) changed here since it was scanned")
+        case let .unreadable(path, reason):
+            return .unprovable("cannot read \(path): \(reason)")
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import LFSyncSystem
+import LFSyncWire
+
+/// The question-and-answer messages of one connection — HoldingCheck → HoldingReport,
+/// ChunkRequest → ChunkReply (PROTOCOL.md, "Holding checks"): our questions waiting for
+/// their answers, and the peer's questions, answered one at a time by `run()`, which the
+/// session runs beside its read loop so that re-reading a library for a proof never
+/// stops the connection.
+actor SessionQueries {
+    /// Questions from the peer queued at once; one more is a protocol violation (each can
+    /// cost reading every byte of a thousand assets).
+    static let maxQueuedQuestions = 4
+
+    private let peer: Peer
+    private let context: SessionContext
+    private weak var session: PeerSession?
+    /// Ours, by request ID: nil once the connection ended first.
+    private var waiting: [UInt64: Eventual<WireMessage?>] = [:]
+    private let questions = AsyncStream<WireMessage>.makeStream()
+    private var queued = 0
+    private var closed = false
+
+    init(peer: Peer, context: SessionContext) {
+        self.peer = peer
+        self.context = context
+    }
+
+    func attach(to session: PeerSession) {
+        self.session = session
+    }
+
+    // MARK: - Asking
+
+    /// Sends `question` and waits for its answer, at most `timeout` on the session's clock.
+    /// - Throws: `.connectionFailed` if the connection ends first, `.timedOut` after the
+    ///   deadline (a late answer is then dropped), `.cancelled` if the caller is.
+    func ask(_ question: WireMessage, requestID: UInt64, timeout: Duration) async throws(SyncError) -> WireMessage {
+        guard !closed, let session else { throw .connectionFailed("\(peer) is not connected") }
+        let answer = Eventual<WireMessage?>()
+        waiting[requestID] = answer
+        defer { waiting[requestID] = nil }
+        let timer = Deadline.after(timeout, on: context.clock) { answer.resolve(nil) }
+        defer { timer.cancel() }
+        try await session.send([question])
+        guard let result = await answer.waitUnlessCancelled() else { throw .cancelled }
+        guard let result else {
+            if closed { throw .connectionFailed("\(peer) disconnected before answering") }
+            throw .timedOut("\(peer) did not answer within \(timeout)")
+        }
+        return result
+    }
+
+    /// An answer from the peer; one nobody waits for (late, after a timeout) is dropped.
+    func answerArrived(_ message: WireMessage, requestID: UInt64) {
+        waiting[requestID]?.resolve(message)
+    }
+
+    // MARK: - Answering
+
+    /// A question from the peer, queued for `run()`.
+    func questionArrived(_ message: WireMessage) throws(SyncError) {
+        guard !closed else { return }
+        guard queued < Self.maxQueuedQuestions else {
+            throw .protocolViolation("more than \(Self.maxQueuedQuestions) questions sent without waiting for their answers")
+        }
+        queued += 1
+        questions.continuation.yield(message)
+    }
+
+    /// Answers the peer's questions in order until the session closes.
+    func run() async {
+        for await question in questions.stream {
+            let answer: WireMessage? = switch question {
+            case let .holdingCheck(check):
+                .holdingReport(.init(requestID: check.requestID, answers: await context.holdingAnswers(for: check, from: peer)))
+            case let .chunkRequest(request):
+                .chunkReply(.init(requestID: request.requestID, outcome: await context.chunk(for: request, from: peer)))
+            default:
+                nil
+            }
+            queued -= 1
+            if let answer, !closed { try? await session?.send([answer]) }
+        }
+    }
+
+    /// The connection ended: our questions fail, the peer's are dropped.
+    func close() {
+        closed = true
+        for answer in waiting.values { answer.resolve(nil) }
+        questions.continuation.finish()
+    }
+}

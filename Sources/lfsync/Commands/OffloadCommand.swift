@@ -1,0 +1,219 @@
+import Foundation
+import LocalFirstSync
+import LFSyncCrypto
+import LFSyncContent
+import LFSyncStore
+import LFSyncLanding
+import LFSyncTransport
+import LFSyncTCP
+
+/// `lfsync offload PATH... --copies N [--yes] [--no-proof] [--peers A,B] [--json]`:
+/// frees space by deleting local files of assets that at least N other trusted devices
+/// hold *now* — each of them answered this run's holding check "held and verified", by
+/// default proving it over the asset's bytes — and nothing else.
+///
+/// The safety case, in order: an asset goes whole (a Live Photo's pair, a RAW+JPEG pair
+/// and their sidecars are one asset) or not at all; only answers from devices that stayed
+/// connected through their check count, each device once however it was reached; a
+/// device whose copy is damaged answers "changed", not "held"; a proof that does not match
+/// our own bytes (read again for it) counts as no copy; a file that changed since its
+/// scan, or whose status changed before its turn came, stays; every file is recorded as
+/// offloaded, with its holders, and committed before it is removed, so a kill at any
+/// moment leaves each file present or recorded. Nothing changes on any other device.
+struct OffloadCommand {
+    let arguments: ParsedArguments
+    let console: Console
+    let home = StateHome()
+
+    struct Removal: Encodable {
+        var path: String
+        var files: [String]
+        var bytes: UInt64
+        var holders: [String]
+    }
+
+    struct Kept: Encodable {
+        var path: String
+        var reason: String
+    }
+
+    struct Report: Encodable {
+        var library: String
+        var copies: Int
+        var proof: Bool
+        /// Devices whose answers counted (connected and checked to the end).
+        var devicesChecked: [String]
+        /// Removed (with --yes), or what would be removed.
+        var removed: [Removal]
+        var kept: [Kept]
+        var bytesFreed: UInt64
+        var dryRun: Bool
+    }
+
+    func run() async throws -> ExitCode {
+        guard let copiesText = try arguments.value(Self.copies) else {
+            throw UsageError(message: "offload needs --copies N", hint: "How many other devices must hold an asset before it is deleted here, e.g. --copies 2.")
+        }
+        guard let copies = Int(copiesText), copies >= 1, copies <= 64 else {
+            throw UsageError(message: "--copies needs a number from 1 to 64, not '\(copiesText)'", hint: nil)
+        }
+        guard !arguments.positionals.isEmpty else { throw UsageError(message: "missing argument PATH", hint: "Run 'lfsync offload --help' for usage.") }
+        let proof = !arguments[Self.noProof]
+        let timeout = Duration.seconds(try arguments.value(Self.timeout) ?? 300)
+        let apply = arguments[Self.yes]
+        let identity = try home.identity()
+        let config = try DeviceConfig.load(from: home.configURL)
+        let ledger = try home.ledger()
+        let resolver = PeerResolver(config: config, localDeviceID: identity.deviceID)
+        let named = try arguments.values(Self.peers).flatMap { (list: String) in list.split(separator: ",").map(String.init) }
+        let targets = try (named.isEmpty ? config.peers.map(\.name) : named).map { try resolver.resolve($0) }
+        if let stranger = targets.first(where: { $0.trusted == nil }) {
+            throw UsageError(message: "offload counts only trusted devices ('\(stranger.label)' is not one)", hint: "'lfsync trust DEVICE-ID' first.")
+        }
+        guard targets.count >= copies else {
+            throw CommandFailure(message: "--copies \(copies) needs at least \(copies) trusted device\(copies == 1 ? "" : "s") to ask; \(targets.count) known ('lfsync trust' adds one)", exitCode: .usage)
+        }
+        let libraries = try arguments.positionals.map { try DirectoryArgument.existing($0) }
+        // Nothing may be received into a library while its files are being removed.
+        let locks = try libraries.map { try LibraryLock.forReceiving(into: $0) }
+        defer { withExtendedLifetime(locks) {} }
+
+        let sync = LocalSync(identity: identity, store: ledger, configuration: .init(deviceName: config.name, trust: config.trustPolicy), transport: TCPTransport())
+        let peers = await PeerConnector.connectAll(targets, sync: sync, config: config, console: console)
+        // Devices by the names this device gave them (`lfsync trust --name`), not the names they gave themselves.
+        let name = { (peer: Peer) in config.trusted(peer.deviceID)?.name ?? peer.name }
+        var reports: [Report] = []
+        var exit = ExitCode.success
+        for library in libraries {
+            let index = try await HashUpgradeNotice.upgradedIndex(for: library, home: home, ledger: ledger, exclusions: ScanExclusions(), console: console)
+            let assets = try await LibraryScanner(root: library, cache: index.scanCache, chunkIndex: index.chunkIndex).scan().assets
+            // Every device's answers, or none of them: one that fails part-way does not count.
+            var held: [ContentID: [Peer]] = [:]
+            var checked: [Peer] = []
+            var concerns: [ContentID: [String]] = [:]
+            for peer in peers {
+                do throws(SyncError) {
+                    console.note("asking \(name(peer)) about \(assets.count) asset\(assets.count == 1 ? "" : "s")\(proof ? ", with proof" : "")")
+                    let answers = try await sync.checkHolding(of: assets, on: peer, proof: proof, timeout: timeout)
+                    checked.append(peer)
+                    for (content, answer) in answers {
+                        if case let .heldVerified(_, proven) = answer, proven || !proof {
+                            held[content, default: []].append(peer)
+                        } else if answer != HoldingAnswer.notHeld {
+                            concerns[content, default: []].append("\(name(peer)): \(answer)")
+                        }
+                    }
+                } catch {
+                    console.error("\(name(peer)): its answers do not count: \(error)")
+                }
+            }
+            var report = Report(library: library.path, copies: copies, proof: proof, devicesChecked: checked.map(name),
+                                removed: [], kept: [], bytesFreed: 0, dryRun: !apply)
+            let directory = try LibraryDirectory(path: library.path)
+            for asset in assets.sorted(by: { $0.primaryPath < $1.primaryPath }) {
+                let holders = held[asset.contentID] ?? []
+                if let concern = concerns[asset.contentID], holders.count < copies {
+                    report.kept.append(Kept(path: asset.primaryPath.string, reason: concern.joined(separator: "; ")))
+                    continue
+                }
+                guard holders.count >= copies else {
+                    report.kept.append(Kept(path: asset.primaryPath.string, reason: "held verified by \(holders.count) of \(copies) devices needed"))
+                    continue
+                }
+                let removal = Removal(path: asset.primaryPath.string, files: asset.files.map(\.manifest.path.string), bytes: asset.totalSize,
+                                      holders: holders.map(name))
+                guard apply else {
+                    report.removed.append(removal)
+                    report.bytesFreed += asset.totalSize
+                    continue
+                }
+                switch try await offload(asset, from: library, directory: directory, holders: holders, ledger: ledger) {
+                case .removed:
+                    report.removed.append(removal)
+                    report.bytesFreed += asset.totalSize
+                case let .kept(reason):
+                    report.kept.append(Kept(path: asset.primaryPath.string, reason: reason))
+                }
+            }
+            if checked.count < copies { exit = .peerUnavailable }
+            reports.append(report)
+        }
+        await sync.stop()
+        print(reports)
+        return exit
+    }
+
+    private enum Outcome { case removed, kept(String) }
+
+    /// One asset: its files recorded as offloaded (committed), then removed one by one, each
+    /// only if it is still the file that was scanned. A file that changed stays, recorded
+    /// rows of files that stayed are taken back.
+    private func offload(_ asset: Asset, from library: URL, directory: LibraryDirectory, holders: [Peer], ledger: SyncStateStore) async throws -> Outcome {
+        var paths: [LibraryPath] = []
+        for file in asset.files {
+            guard let path = try? LibraryPath.validate(file.manifest.path) else { return .kept("\(file.manifest.path): not a name lfsync removes") }
+            paths.append(path)
+        }
+        // Before anything is removed: every file still shows the status it was scanned with.
+        for (file, path) in zip(asset.files, paths) {
+            let status = try? directory.root.statusOfEntry(named: path.string, path.description)
+            guard let status, status.kind == .regular, status.size == file.manifest.size,
+                  status.modificationTimeNs == file.manifest.modificationTimeNs
+            else { return .kept("\(path) changed since it was scanned") }
+        }
+        let now = Date(), root = library.path
+        let rows = asset.files.map { file in
+            OffloadedFile(library: root, path: file.manifest.path, content: asset.contentID, size: file.manifest.size,
+                          holders: holders.map(\.deviceID.description), at: now)
+        }
+        try await ledger.write { store throws(SQLiteError) in try store.recordOffloaded(rows) }
+        var stayed: [RelativePath] = []
+        for (file, path) in zip(asset.files, paths) {
+            let removed = (try? directory.removeFile(path, size: file.manifest.size, modificationTimeNs: file.manifest.modificationTimeNs)) ?? false
+            if !removed { stayed.append(file.manifest.path) }
+        }
+        guard stayed.isEmpty else {
+            let leftInPlace = stayed
+            try await ledger.write { store throws(SQLiteError) in try store.forgetOffloaded(inLibrary: root, paths: leftInPlace) }
+            return .kept("\(stayed.map(\.string).joined(separator: ", ")) changed while being offloaded; the rest of the asset was removed")
+        }
+        return .removed
+    }
+
+    private func print(_ reports: [Report]) {
+        if arguments[LFSyncCommands.json] {
+            console.result((try? JSONOutput.render(reports)) ?? "[]")
+            return
+        }
+        for report in reports {
+            let verb = report.dryRun ? "would remove" : "removed"
+            for removal in report.removed {
+                console.result("\(verb) \(removal.path) (\(ByteCountText.format(removal.bytes))), held by \(removal.holders.joined(separator: ", "))")
+            }
+            if console.verbosity == .verbose {
+                for kept in report.kept { console.result("kept \(kept.path): \(kept.reason)") }
+            }
+            let asked = report.devicesChecked.isEmpty ? "no device answered" : "answers from \(report.devicesChecked.joined(separator: ", "))"
+            console.note("\(report.library): \(report.removed.count) asset\(report.removed.count == 1 ? "" : "s") \(report.dryRun ? "to remove" : "removed"), \(ByteCountText.format(report.bytesFreed)) \(report.dryRun ? "would be " : "")freed; \(report.kept.count) kept (\(asked)\(report.proof ? ", with proof" : ", without proof"))")
+            if report.dryRun, !report.removed.isEmpty { console.note("nothing was deleted: run again with --yes to remove them") }
+        }
+    }
+}
+
+extension OffloadCommand: LFSyncCommand {
+    static let copies = Option<String>("copies", valueName: "N", help: "How many other trusted devices must hold an asset, verified now, before it is deleted here.")
+    static let yes = Flag("yes", help: "Delete. Without it, only list what would be deleted and the space it would free.")
+    static let noProof = Flag("no-proof", help: "Accept a device's word that it holds an asset, without the proof over its bytes (faster; a copy damaged on its disk may then count).")
+    static let timeout = Option<Int>("timeout", valueName: "SECONDS", help: "How long each device may take to answer a check of up to 1,024 assets (default 300); one that takes longer does not count.",
+                                     expected: "a number of seconds from 1 to 86400") { Int($0).flatMap { (1...86_400).contains($0) ? $0 : nil } }
+    static let peers = Option<String>("peers", valueName: "PEER[,PEER]", help: "Ask only these trusted devices (repeatable; default: every trusted device).", completion: .peer)
+
+    static let spec = CommandSpec(
+        name: "offload",
+        abstract: "Free space: delete local files that enough other devices verifiably hold",
+        discussion: "Asks every trusted device (or those given with --peers) whether it holds each asset of PATH now, and deletes an asset's files here only if at least N of them answered \"held and verified\" in this run. By default each answer must come with a proof: a keyed hash of the asset's bytes under a fresh random value, which the device can only make by reading them, and which is checked against this device's own bytes. An asset goes whole or not at all (a Live Photo pair, a RAW+JPEG pair and their sidecars together); a file changed since it was scanned stays; a device that disconnects or times out during its check does not count, nor does one whose copy changed or is damaged; a device reached under two names counts once. Without --yes, only lists what would be deleted. Each file is recorded as offloaded (whereis and status show it, with the devices that held it) before it is removed; nothing changes on the other devices, and 'lfsync pull --from PEER --library PATH' brings the files back byte-exact. Holds each library's lock like serve (exit 75 when a serve or pull receives into it). Exit 69 when fewer than N devices could be asked.",
+        options: [copies.spec, yes.spec, noProof.spec, peers.spec, timeout.spec, LFSyncCommands.json.spec],
+        arguments: [ArgumentSpec(name: "PATH", help: "A library folder (repeatable).", isRepeating: true, completion: .directory)],
+        examples: ["lfsync offload ~/Pictures --copies 2", "lfsync offload ~/Pictures --copies 2 --yes"]
+    )
+}

@@ -1,0 +1,119 @@
+import Foundation
+import LocalFirstSync
+import LFSyncCrypto
+import LFSyncContent
+import LFSyncStore
+
+/// `lfsync whereis [PATH...] [--missing-on PEER] [--json]`: per asset of each library
+/// PATH, every trusted device and what the ledger knows of it there — and what this device
+/// offloaded. From the ledger and the scan cache alone: no device is asked, no unchanged
+/// file is read.
+struct WhereisCommand {
+    let arguments: ParsedArguments
+    let console: Console
+    let home = StateHome()
+
+    struct DeviceState: Encodable {
+        var peer: String
+        var deviceID: String
+        /// synced, pending (never offered included), in-flight, interrupted or failed.
+        var state: String
+        /// When the row last changed: for `synced`, when the device's Receipt confirmed it.
+        var at: Date?
+    }
+
+    struct AssetPlace: Encodable {
+        var path: String
+        var files: [String]
+        var contentID: String
+        var bytes: UInt64
+        /// Here, or offloaded from here (then `holders` proved they held it when it went).
+        var here: String
+        var holders: [String]?
+        var devices: [DeviceState]
+    }
+
+    func run() async throws -> ExitCode {
+        let config = try DeviceConfig.load(from: home.configURL)
+        let identity = try home.identity()
+        let ledger = try home.ledger()
+        let paths = arguments.positionals.isEmpty ? [FileManager.default.currentDirectoryPath] : arguments.positionals
+        let libraries = try paths.map { try DirectoryArgument.existing($0) }
+        var peers: [(name: String, key: PeerKey, id: String)] = config.peers.map {
+            ($0.name, PeerKey(rawValue: (try? DeviceID(parsing: $0.deviceID))?.description ?? $0.deviceID), $0.deviceID)
+        }
+        if let only = try arguments.value(Self.missingOn) {
+            let target = try PeerResolver(config: config, localDeviceID: identity.deviceID).resolve(only)
+            guard let id = target.deviceID else { throw UsageError(message: "--missing-on needs a name or Device ID", hint: nil) }
+            peers = [(target.label, PeerKey(rawValue: id.description), id.description)]
+        }
+        let names = Dictionary(config.peers.map { ($0.deviceID, $0.name) }, uniquingKeysWith: { first, _ in first })
+        var places: [AssetPlace] = []
+        for library in libraries {
+            let index = try await HashUpgradeNotice.upgradedIndex(for: library, home: home, ledger: ledger, exclusions: ScanExclusions(), console: console)
+            let assets = try await LibraryScanner(root: library, cache: index.scanCache, chunkIndex: index.chunkIndex).scan().assets
+            let root = library.path
+            let offloaded = try await ledger.read { store throws(SQLiteError) in try store.offloaded(inLibrary: root) }
+            var contents = assets.map(\.contentID)
+            contents += offloaded.map(\.content)
+            var rows: [PeerKey: [ContentID: SyncStateStore.Entry]] = [:]
+            for peer in peers {
+                let key = peer.key, wanted = contents
+                rows[key] = try await ledger.read { store throws(SQLiteError) in try store.entries(of: wanted, for: key) }
+            }
+            func devices(_ content: ContentID) -> [DeviceState] {
+                peers.map { peer in
+                    let entry = rows[peer.key]?[content]
+                    return DeviceState(peer: peer.name, deviceID: peer.id, state: (entry?.state ?? .pending).rawValue, at: entry?.updatedAt)
+                }
+            }
+            for asset in assets {
+                places.append(AssetPlace(
+                    path: asset.primaryPath.string, files: asset.files.map(\.manifest.path.string), contentID: asset.contentID.hex,
+                    bytes: asset.totalSize, here: "here", holders: nil, devices: devices(asset.contentID)))
+            }
+            // Offloaded files, one entry per content (its files together), unless a file is back.
+            let present = Set(assets.flatMap { $0.files.map(\.manifest.path) })
+            var byContent: [ContentID: [OffloadedFile]] = [:]
+            for file in offloaded where !present.contains(file.path) { byContent[file.content, default: []].append(file) }
+            for (content, files) in byContent.sorted(by: { $0.value[0].path < $1.value[0].path }) {
+                let holders = files[0].holders.map { names[$0] ?? (try? DeviceID(parsing: $0))?.shortForm ?? $0 }
+                places.append(AssetPlace(
+                    path: files[0].path.string, files: files.map(\.path.string), contentID: content.hex,
+                    bytes: files.reduce(0) { $0 + $1.size }, here: "offloaded", holders: holders, devices: devices(content)))
+            }
+        }
+        places.sort { $0.path < $1.path }
+        if try arguments.value(Self.missingOn) != nil {
+            places = places.filter { $0.devices.first?.state != SyncState.synced.rawValue }
+        }
+        if arguments[LFSyncCommands.json] {
+            console.result(try JSONOutput.render(places))
+            return .success
+        }
+        if peers.isEmpty { console.note("no trusted devices yet: 'lfsync trust DEVICE-ID' adds one") }
+        let formatter = ISO8601DateFormatter()
+        for place in places {
+            let here = place.here == "here" ? "" : " [offloaded; held by \(place.holders?.joined(separator: ", ") ?? "?")]"
+            let others = place.devices.map { device in
+                "\(device.peer): \(device.state)\(device.state == SyncState.synced.rawValue ? device.at.map { " " + formatter.string(from: $0) } ?? "" : "")"
+            }
+            console.result("\(place.path)\(here)  \(others.joined(separator: "  "))")
+        }
+        console.note("\(places.count) asset\(places.count == 1 ? "" : "s")")
+        return .success
+    }
+}
+
+extension WhereisCommand: LFSyncCommand {
+    static let missingOn = Option<String>("missing-on", valueName: "PEER", help: "Only the assets PEER does not hold verified (not synced there).", completion: .peer)
+
+    static let spec = CommandSpec(
+        name: "whereis",
+        abstract: "Show which devices hold each asset",
+        discussion: "For every asset of each library PATH (default: the current directory), every trusted device and what the ledger knows of it there: synced (its Receipt confirmed it verified and stored, with when), pending (never offered counts as pending), in-flight, interrupted or failed. Assets offloaded from this device are listed with the devices that proved they held them when they went. Reads only the ledger and the scan cache: no device is asked and unchanged files are not read. --missing-on PEER lists what PEER lacks.",
+        options: [missingOn.spec, LFSyncCommands.json.spec],
+        arguments: [ArgumentSpec(name: "PATH", help: "A library folder (repeatable; default: the current directory).", isOptional: true, isRepeating: true, completion: .directory)],
+        examples: ["lfsync whereis ~/Pictures", "lfsync whereis ~/Pictures --missing-on nas", "lfsync whereis ~/Pictures --json"]
+    )
+}

@@ -1,0 +1,402 @@
+import Foundation
+import Testing
+@testable import LFSyncFixtures
+@testable import LocalFirstSync
+@testable import LFSyncSystem
+
+/// `whereis`, `offload` and the holding check end to end, with real `lfsync` processes on
+/// loopback: a laptop whose library went to a nas and a desktop. The safety case of
+/// `offload` — what must never count as a copy — is one test per way it could go wrong.
+@Suite(.timeLimit(.minutes(4))) struct HoldingsTests {
+    typealias Device = PushServeTests.Device
+    typealias Server = PushServeTests.Server
+
+    struct Household {
+        let laptop: Device, nas: Device, desktop: Device
+        var nasServer: Server, desktopServer: Server
+        let original: [String: Data]
+
+        func stop() {
+            _ = nasServer.stop()
+            _ = desktopServer.stop()
+        }
+    }
+
+    /// laptop, nas and desktop; the laptop's real-shaped library (a Live Photo, RAW+JPEG with
+    /// sidecars, duplicates) pushed to `pushTo`; both serve, trusting the laptop to push and pull.
+    static func household(_ root: URL, pushTo: [String] = ["nas", "desktop"]) async throws -> Household {
+        let laptop = try Device("laptop", in: root), nas = try Device("nas", in: root), desktop = try Device("desktop", in: root)
+        for device in [laptop, nas, desktop] { #expect(try await device.run(["init", "--name", device.name]).status == 0) }
+        let laptopID = try await laptop.deviceID()
+        for device in [nas, desktop] {
+            #expect(try await device.run(["trust", laptopID, "--name", "laptop", "--auto-accept", "--allow-pull"]).status == 0)
+        }
+        let nasServer = try await Server(nas), desktopServer = try await Server(desktop)
+        #expect(try await laptop.run(["trust", nas.deviceID(), "--name", "nas", "--address", nasServer.address]).status == 0)
+        #expect(try await laptop.run(["trust", desktop.deviceID(), "--name", "desktop", "--address", desktopServer.address]).status == 0)
+        try EngineHarness.writeSample(at: laptop.library, padding: 60_000)
+        // Old enough that the scan trusts its cache (a file left alone for a few seconds).
+        #expect(try await LFSyncProcess.shell("find '\(laptop.library.path)' -type f -exec touch -d '2 hours ago' {} +") == 0)
+        for peer in pushTo {
+            let push = try await laptop.run(["push", laptop.library.path, "--to", peer])
+            #expect(push.status == 0, "\(push.stderr)")
+        }
+        return Household(laptop: laptop, nas: nas, desktop: desktop, nasServer: nasServer, desktopServer: desktopServer,
+                         original: try EngineHarness.tree(laptop.library))
+    }
+
+    struct Place: Decodable {
+        struct DeviceState: Decodable { var peer: String; var state: String }
+        var path: String
+        var files: [String]
+        var here: String
+        var holders: [String]?
+        var devices: [DeviceState]
+    }
+
+    struct OffloadReport: Decodable {
+        struct Removal: Decodable { var path: String; var files: [String]; var holders: [String] }
+        struct Kept: Decodable { var path: String; var reason: String }
+        var devicesChecked: [String]
+        var removed: [Removal]
+        var kept: [Kept]
+        var bytesFreed: UInt64
+        var dryRun: Bool
+    }
+
+    static func whereis(_ device: Device, _ arguments: [String] = []) async throws -> [Place] {
+        let output = try await device.run(["whereis", device.library.path, "--json"] + arguments)
+        #expect(output.status == 0, "\(output.stderr)")
+        return try JSONDecoder().decode([Place].self, from: Data(output.stdout.utf8))
+    }
+
+    static func offload(_ device: Device, _ arguments: [String]) async throws -> (status: Int32, report: OffloadReport?, stderr: String) {
+        let output = try await device.run(["offload", device.library.path, "--json"] + arguments)
+        let report = try? JSONDecoder().decode([OffloadReport].self, from: Data(output.stdout.utf8)).first
+        return (output.status, report, output.stderr)
+    }
+
+    /// Files of the laptop's library (the `.lfsync` folder aside).
+    static func files(_ device: Device) throws -> [String: Data] {
+        try EngineHarness.tree(device.library).filter { !$0.key.hasPrefix(".lfsync") }
+    }
+
+    @Test func whereisShowsEveryDeviceAndWhatOneLacks() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let home = try await Self.household(root, pushTo: ["nas"])
+            defer { home.stop() }
+            let places = try await Self.whereis(home.laptop)
+            #expect(places.count == 12, "\(places.map(\.path))")
+            for place in places {
+                #expect(place.here == "here")
+                #expect(place.devices.first { $0.peer == "nas" }?.state == "synced", "\(place.path)")
+                #expect(place.devices.first { $0.peer == "desktop" }?.state == "pending", "\(place.path)")
+            }
+            #expect(try await Self.whereis(home.laptop, ["--missing-on", "desktop"]).count == 12)
+            #expect(try await Self.whereis(home.laptop, ["--missing-on", "nas"]).isEmpty)
+            let text = try await home.laptop.run(["whereis", home.laptop.library.path])
+            #expect(text.stdout.contains("nas: synced") && text.stdout.contains("desktop: pending"), "\(text.stdout)")
+        }
+    }
+
+    @Test func offloadListsThenRemovesWhatTwoDevicesProveTheyHoldAndPullBringsItBack() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let home = try await Self.household(root)
+            defer { home.stop() }
+            let nasBefore = try EngineHarness.tree(home.nas.library)
+
+            // Without --yes: a list, and nothing deleted.
+            let dry = try await Self.offload(home.laptop, ["--copies", "2"])
+            #expect(dry.status == 0, "\(dry.stderr)")
+            #expect(dry.report?.dryRun == true)
+            #expect(dry.report?.removed.count == 12 && dry.report?.kept.isEmpty == true, "\(String(describing: dry.report?.kept))")
+            #expect(Set(dry.report?.devicesChecked ?? []) == ["nas", "desktop"])
+            #expect(try Self.files(home.laptop) == home.original)
+
+            let done = try await Self.offload(home.laptop, ["--copies", "2", "--yes"])
+            #expect(done.status == 0, "\(done.stderr)")
+            #expect(done.report?.removed.count == 12)
+            let left = try Self.files(home.laptop)
+            #expect(left.isEmpty, "\(left.keys.sorted())")
+            // Whole assets went: every file of the original library is recorded, with both holders.
+            let places = try await Self.whereis(home.laptop)
+            #expect(Set(places.flatMap(\.files)) == Set(home.original.keys))
+            #expect(places.allSatisfy { $0.here == "offloaded" && Set($0.holders ?? []) == ["nas", "desktop"] })
+            let status = try await home.laptop.run(["status", home.laptop.library.path])
+            #expect(status.stdout.contains("offloaded here: \(home.original.count) files"), "\(status.stdout)")
+            // Nothing changed on the other devices.
+            #expect(try EngineHarness.tree(home.nas.library) == nasBefore)
+
+            // A pull brings every file back, byte for byte, and the records go.
+            let pull = try await home.laptop.run(["pull", "--from", "nas", "--library", home.laptop.library.path])
+            #expect(pull.status == 0, "\(pull.stderr)")
+            #expect(try Self.files(home.laptop) == home.original)
+            #expect(try await Self.whereis(home.laptop).allSatisfy { $0.here == "here" })
+            #expect(!(try await home.laptop.run(["status", home.laptop.library.path]).stdout.contains("offloaded here")))
+        }
+    }
+
+    @Test func aCopyDamagedOnTheHoldersDiskDoesNotCount() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let home = try await Self.household(root)
+            defer { home.stop() }
+            // Bit rot on the desktop: one byte flipped, size and modification time kept.
+            let victim = "DCIM/100APPLE/IMG_0001.HEIC"
+            #expect(FileManager.default.fileExists(atPath: home.desktop.library.appendingPathComponent(victim).path))
+            try Self.rot(victim, in: home.desktop)
+
+            let done = try await Self.offload(home.laptop, ["--copies", "2", "--yes"])
+            #expect(done.status == 0, "\(done.stderr)")
+            let kept = done.report?.kept ?? []
+            #expect(kept.map(\.path).contains(victim), "\(kept)")
+            #expect(kept.first { $0.path == victim }?.reason.contains("desktop: held but changed") == true, "\(kept)")
+            #expect(try Self.files(home.laptop)[victim] == home.original[victim])
+            #expect(done.report?.removed.count == 11)
+        }
+    }
+
+    @Test func fewerThanNDevicesAnsweringMeansNothingGoes() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            var home = try await Self.household(root)
+            defer { home.stop() }
+            _ = home.desktopServer.stop()
+            let done = try await Self.offload(home.laptop, ["--copies", "2", "--yes"])
+            #expect(done.status == 69, "\(done.stderr)")
+            #expect(done.report?.removed.isEmpty == true && done.report?.devicesChecked == ["nas"])
+            #expect(try Self.files(home.laptop) == home.original)
+            // More copies than trusted devices: refused before anyone is asked.
+            let impossible = try await home.laptop.run(["offload", home.laptop.library.path, "--copies", "3", "--yes"])
+            #expect(impossible.status == 64, "\(impossible.stderr)")
+            home.desktopServer = try await Server(home.desktop)
+        }
+    }
+
+    @Test func oneDeviceNamedTwiceCountsOnce() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let home = try await Self.household(root)
+            defer { home.stop() }
+            let nasID = try await home.nas.deviceID()
+            let done = try await Self.offload(home.laptop, ["--copies", "2", "--yes", "--peers", "nas,\(nasID)"])
+            #expect(done.status == 69, "\(done.stderr)")
+            #expect(done.report?.devicesChecked == ["nas"])
+            #expect(done.report?.removed.isEmpty == true)
+            #expect(try Self.files(home.laptop) == home.original)
+        }
+    }
+
+    /// A device that answers "held" for what it does not hold — with a made-up proof, with
+    /// none, by never answering, by hanging up — is not a copy.
+    @Test(arguments: ["claim", "no-proof", "silent", "hang-up"])
+    func aDeviceThatDoesNotProveItsCopyIsNotCounted(mode: String) async throws {
+        let hostile = LabProcess.binary("lfsync-hostile-peer", environment: "LFSYNC_HOSTILE_PEER")
+        try await TestSupport.withTemporaryDirectory { root in
+            let home = try await Self.household(root, pushTo: ["nas"])
+            defer { home.stop() }
+            let key = root.appendingPathComponent("liar.key").path
+            let process = Process()
+            process.executableURL = hostile
+            process.arguments = ["false-holder", "--key", key, "--listen", "127.0.0.1:0", "--mode", mode]
+            let out = Pipe()
+            process.standardOutput = out
+            try process.run()
+            defer { process.terminate() }
+            let first = try await Self.firstLine(of: out.fileHandleForReading)
+            let address = try #require(first.split(separator: "\t").last.map(String.init), "\(first)")
+            let liarID = try await Self.hostileID(hostile, key: key)
+            #expect(try await home.laptop.run(["trust", liarID, "--name", "liar", "--address", address]).status == 0)
+
+            let done = try await Self.offload(home.laptop, ["--copies", "2", "--yes", "--timeout", "3", "--peers", "nas,liar"])
+            #expect(try Self.files(home.laptop) == home.original, "\(done.stderr)")
+            #expect(done.report?.removed.isEmpty == true)
+            if mode == "silent" || mode == "hang-up" {
+                #expect(done.status == 69, "\(done.stderr)")
+                #expect(done.report?.devicesChecked == ["nas"])
+            } else {
+                #expect(done.status == 0, "\(done.stderr)")
+                #expect(done.report?.kept.allSatisfy { $0.reason.contains("liar: claimed, but its proof does not match") } == true,
+                        "\(String(describing: done.report?.kept.first))")
+            }
+        }
+    }
+
+    struct VerifyReport: Decodable {
+        struct Repaired: Decodable { var path: String; var chunks: Int; var bytes: UInt64; var from: String; var damagedCopy: String }
+        struct Unrepaired: Decodable { var path: String; var reason: String }
+        var corrupt: [String]
+        var modified: [String]
+        var repaired: [Repaired]?
+        var unrepaired: [Unrepaired]?
+        var damagedCopies: [String]
+    }
+
+    /// Flips one byte of `path` in `device`'s library, keeping its size and modification time.
+    static func rot(_ path: String, in device: Device, at offset: Int? = nil) throws {
+        let url = device.library.appendingPathComponent(path)
+        var status = stat()
+        #expect(stat(url.path, &status) == 0)
+        var bytes = try Data(contentsOf: url)
+        bytes[offset ?? bytes.count / 2] ^= 0x01
+        try bytes.write(to: url)
+        // The time to the nanosecond, as bit rot leaves it (a Date would round it).
+        var times = [timespec(tv_sec: 0, tv_nsec: (1 << 30) - 2), status.st_mtim]  // UTIME_OMIT, then the old mtime
+        #expect(utimensat(AT_FDCWD, url.path, &times, 0) == 0)
+    }
+
+    @Test func repairHealsBitRotFromAVerifiedCopyAndKeepsTheDamagedBytes() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let home = try await Self.household(root)
+            defer { home.stop() }
+            // A 6 MB video, many chunks; one byte of it rots, and a still of another asset.
+            let video = "Videos/birthday.mp4", still = "DCIM/100APPLE/IMG_0002.HEIC"
+            let big = (0..<6_000_000).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) }
+            try TestSupport.write(big, to: home.laptop.library.appendingPathComponent(video))
+            #expect(try await LFSyncProcess.shell("touch -d '2 hours ago' '\(home.laptop.library.appendingPathComponent(video).path)'") == 0)
+            for peer in ["nas", "desktop"] { #expect(try await home.laptop.run(["push", home.laptop.library.path, "--to", peer]).status == 0) }
+            let healthy = try Self.files(home.laptop)
+            try Self.rot(video, in: home.laptop, at: 3_000_000)
+            try Self.rot(still, in: home.laptop)
+            // An edit (new time) is not rot: never "repaired".
+            let notes = home.laptop.library.appendingPathComponent("Documents/notes.txt")
+            try TestSupport.write(Array("Buy film. Back up the NAS. Call mum.\n".utf8), to: notes)
+
+            let output = try await home.laptop.run(["verify", "--library", home.laptop.library.path, "--repair", "--json"])
+            #expect(output.status == 0, "\(output.stderr)")
+            let report = try JSONDecoder().decode(VerifyReport.self, from: Data(output.stdout.utf8))
+            #expect(Set(report.corrupt) == [video, still])
+            #expect(report.modified == ["Documents/notes.txt"])
+            let healed = Dictionary(uniqueKeysWithValues: (report.repaired ?? []).map { ($0.path, $0) })
+            #expect(healed[video]?.chunks == 1, "\(report)")
+            #expect((healed[video]?.bytes ?? .max) < 3_000_000, "only the bad chunk travels, not the 6 MB file")
+            #expect(report.unrepaired?.isEmpty == true)
+            let after = try Self.files(home.laptop)
+            #expect(after[video] == healthy[video] && after[still] == healthy[still])
+            #expect(after["Documents/notes.txt"] == Data("Buy film. Back up the NAS. Call mum.\n".utf8))
+            // The damaged bytes are kept, listed, and go only when the user says so.
+            let kept = try #require(healed[video]?.damagedCopy)
+            let damaged = try Data(contentsOf: home.laptop.library.appendingPathComponent(kept))
+            #expect(damaged != healthy[video] && damaged.count == healthy[video]?.count)
+            #expect(report.damagedCopies.count == 2)
+            let again = try await home.laptop.run(["verify", "--library", home.laptop.library.path])
+            #expect(again.status == 0 && again.stderr.contains("2 damaged copies kept"), "\(again.stderr)")
+            #expect(try await home.laptop.run(["verify", "--library", home.laptop.library.path, "--clear-damaged"]).status == 0)
+            #expect(!FileManager.default.fileExists(atPath: home.laptop.library.appendingPathComponent(".lfsync/damaged").path))
+        }
+    }
+
+    @Test func repairFromADeviceWhoseCopyIsDamagedToo() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let home = try await Self.household(root, pushTo: ["nas"])
+            defer { home.stop() }
+            let still = "DCIM/100APPLE/IMG_0003.HEIC"
+            try Self.rot(still, in: home.laptop)
+            try Self.rot(still, in: home.nas)
+            let output = try await home.laptop.run(["verify", "--library", home.laptop.library.path, "--repair", "--from", "nas", "--json"])
+            #expect(output.status == 1, "\(output.stderr)")
+            let report = try JSONDecoder().decode(VerifyReport.self, from: Data(output.stdout.utf8))
+            #expect(report.repaired?.isEmpty == true)
+            #expect(report.unrepaired?.first?.path == still)
+            #expect(report.unrepaired?.first?.reason.contains("nas") == true, "\(String(describing: report.unrepaired))")
+            // Left as it was: damaged, not replaced by anything else.
+            #expect(try Self.files(home.laptop)[still] != home.original[still])
+            #expect(try Self.files(home.laptop)[still]?.count == home.original[still]?.count)
+        }
+    }
+
+    /// kill -9 at any moment of an offload leaves every file present, or recorded as
+    /// offloaded with its holders.
+    @Test func killedOffloadLeavesEveryFilePresentOrRecorded() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let home = try await Self.household(root)
+            defer { home.stop() }
+            // More assets, so that a kill lands in the middle of removing them.
+            let extra = home.laptop.library.appendingPathComponent("Bulk")
+            try FileManager.default.createDirectory(at: extra, withIntermediateDirectories: true)
+            for index in 0..<300 { try TestSupport.write(Array("bulk file \(index)\n".utf8), to: extra.appendingPathComponent("note-\(index).txt")) }
+            #expect(try await LFSyncProcess.shell("find '\(extra.path)' -type f -exec touch -d '2 hours ago' {} +") == 0)
+            for peer in ["nas", "desktop"] { #expect(try await home.laptop.run(["push", home.laptop.library.path, "--to", peer]).status == 0) }
+            let everything = try Self.files(home.laptop)
+            // Each time, killed once the files start going: after the first, the 20th, the 100th removal.
+            var killedMidway = 0
+            for removals in [1, 20, 100] {
+                let total = try Self.files(home.laptop).count
+                let process = Process()
+                process.executableURL = LFSyncProcess.binary
+                process.arguments = ["offload", home.laptop.library.path, "--copies", "2", "--yes"]
+                process.environment = ProcessInfo.processInfo.environment.merging(["LFSYNC_HOME": home.laptop.home.path]) { _, new in new }
+                (process.standardOutput, process.standardError) = (FileHandle.nullDevice, FileHandle.nullDevice)
+                try process.run()
+                if await Self.kill(process, onceFilesAreAtMost: total - removals, in: home.laptop) { killedMidway += 1 }
+                let present = Set(try Self.files(home.laptop).keys)
+                let recorded = try await Self.whereis(home.laptop).filter { $0.here == "offloaded" }
+                for place in recorded { #expect(Set(place.holders ?? []) == ["nas", "desktop"], "\(place.path)") }
+                let accounted = present.union(recorded.flatMap(\.files))
+                let lost = Set(everything.keys).subtracting(accounted)
+                #expect(lost.isEmpty, "killed after \(removals) removals: \(lost.count) files neither here nor recorded, e.g. \(lost.sorted().prefix(3))")
+                // What is still here is intact.
+                for (path, data) in try Self.files(home.laptop) { #expect(everything[path] == data, "\(path)") }
+                if present.isEmpty { break }
+            }
+            #expect(killedMidway > 0, "no offload was killed while removing files: the test did not test anything")
+            // And a pull brings the rest back.
+            let pull = try await home.laptop.run(["pull", "--from", "desktop", "--library", home.laptop.library.path])
+            #expect(pull.status == 0, "\(pull.stderr)")
+            #expect(try Self.files(home.laptop) == everything)
+        }
+    }
+
+    /// Waits for `process`, sending it SIGKILL as soon as `device`'s library holds at most
+    /// `count` files; true if it was killed (rather than ending first).
+    static func kill(_ process: Process, onceFilesAreAtMost count: Int, in device: Device) async -> Bool {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                while process.isRunning {
+                    if Self.fileCount(device) <= count {
+                        Glibc.kill(process.processIdentifier, SIGKILL)
+                        process.waitUntilExit()
+                        continuation.resume(returning: true)
+                        return
+                    }
+                }
+                continuation.resume(returning: false)
+            }
+        }
+    }
+
+    /// Regular files in the library outside `.lfsync`, counted without reading them.
+    static func fileCount(_ device: Device) -> Int {
+        guard let walker = FileManager.default.enumerator(atPath: device.library.path) else { return 0 }
+        var count = 0
+        while let path = walker.nextObject() as? String {
+            if path == ".lfsync" { walker.skipDescendants(); continue }
+            if walker.fileAttributes?[.type] as? FileAttributeType == .typeRegular { count += 1 }
+        }
+        return count
+    }
+
+    static func hostileID(_ binary: URL, key: String) async throws -> String {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["id", "--key", key]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let line = try await firstLine(of: out.fileHandleForReading)
+        process.waitUntilExit()
+        return line
+    }
+
+    /// The first line a child prints, read off the cooperative pool.
+    static func firstLine(of handle: FileHandle) async throws -> String {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                var line = Data()
+                while true {
+                    let byte = handle.readData(ofLength: 1)
+                    if byte.isEmpty || byte == Data("\n".utf8) { break }
+                    line.append(byte)
+                }
+                continuation.resume(returning: String(decoding: line, as: UTF8.self))
+            }
+        }
+    }
+}
