@@ -603,6 +603,117 @@ note="b unreachable noticed after ${tnotice}s, caught up ${tback}s after its lin
 if [ -z "$why" ]; then record watch-leave-return PASS "$(lib_bytes "$WSRC")" "$note"
 else record watch-leave-return FAIL "$(lib_bytes "$WSRC")" "$why $note"; cat "$WORK/watch.err" | tail -20; dump_logs; fi
 
+# ---------------------------------------------------------------- holdings: offload, pull back, repair
+# a's library goes to b and c; b and c let a pull. Each row is one way an offload could
+# count a copy that is not there (ARCHITECTURE.md, "What the ledger knows").
+lf b trust "$ID_a" --name a --auto-accept --allow-pull >/dev/null 2>&1 || exit 1
+lf c trust "$ID_a" --name a --auto-accept --allow-pull >/dev/null 2>&1 || exit 1
+fresh_lib b lib-hold || exit 1
+fresh_lib c lib-hold || exit 1
+HOLD="$WORK/holdsrc"
+sample "$HOLD" 40000 || exit 1
+# Files left alone for a while: scans trust their cached hashes, as on a real library.
+find "$HOLD" -type f -exec touch -d '2 hours ago' {} +
+cp -a "$HOLD" "$WORK/hold-original"
+for d in b c; do lf a push "$HOLD" --to "$d" --batch >/dev/null 2>"$WORK/hold-push.err" || { echo "push to $d failed: $(cat "$WORK/hold-push.err")"; exit 1; }; done
+# rot FILE: one bit flipped, size and modification time (to the nanosecond) kept.
+rot() { python3 -c 'import os, sys
+p = sys.argv[1]; st = os.stat(p); b = bytearray(open(p, "rb").read()); b[len(b) // 2] ^= 1
+open(p, "r+b").write(b); os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))' "$1"; }
+files_in() { find "$1" -path "$1/.lfsync" -prune -o -type f -print | wc -l; }
+TOTAL=$(files_in "$HOLD")
+
+# A copy damaged on c's disk: that asset is not offloaded; the rest goes.
+VICTIM="DCIM/100APPLE/IMG_0002.HEIC"
+rot "$LIB_c/$VICTIM"
+lf a offload "$HOLD" --copies 2 --peers b,c --json >"$WORK/off-dry.out" 2>"$WORK/off-dry.err"; rcd=$?
+why=""
+[ "$(files_in "$HOLD")" = "$TOTAL" ] || why="the dry run (exit $rcd) deleted files;"
+lf a offload "$HOLD" --copies 2 --peers b,c --yes --json >"$WORK/off.out" 2>"$WORK/off.err"; rc=$?
+[ $rc = 0 ] || why="$why offload exit $rc;"
+[ -f "$HOLD/$VICTIM" ] || why="$why the asset c holds damaged was deleted;"
+jq -e --arg v "$VICTIM" '.[0].kept[] | select(.path == $v) | .reason | contains("c: held but changed")' "$WORK/off.out" >/dev/null 2>&1 || why="$why no 'held but changed' from c;"
+left=$(files_in "$HOLD")
+[ "$left" -lt "$TOTAL" ] || why="$why nothing was offloaded;"
+held=$(lf a whereis "$HOLD" --json | jq '[.[] | select(.here == "offloaded" and (.holders | sort) == ["b", "c"])] | length')
+note="exit $rc: $(jq -r '.[0] | "\(.removed | length) assets removed, \(.kept | length) kept"' "$WORK/off.out" 2>/dev/null), $left of $TOTAL files left; $held recorded as held by b and c"
+if [ -z "$why" ]; then record offload-damaged-copy PASS "$(jq -r '.[0].bytesFreed' "$WORK/off.out")" "$note"
+else record offload-damaged-copy FAIL - "$why $note $(head -c 300 "$WORK/off.err")"; dump_logs; fi
+
+# pull brings back every offloaded file, byte for byte.
+lf a pull --from b --library "$HOLD" >/dev/null 2>"$WORK/pullback.err"; rc=$?
+why=""
+[ $rc = 0 ] || why="pull exit $rc;"
+diffs=$(same "$WORK/hold-original" "$HOLD") || why="$why $diffs;"
+if [ -z "$why" ]; then record offload-pull-back PASS "$(lib_bytes "$HOLD")" "exit $rc, byte-exact: $(tail -n 2 "$WORK/pullback.err" | tr '\n' ' ' | head -c 160)"
+else record offload-pull-back FAIL - "$why $(head -c 300 "$WORK/pullback.err")"; dump_logs; fi
+
+# Bit rot on a: verify --repair fetches the bad chunk from a device that holds it verified.
+lf a scan "$HOLD" >/dev/null 2>&1   # the hashes verify compares with: recorded now, before the rot
+rot "$HOLD/Videos/birthday.mp4"
+lf a verify --library "$HOLD" --repair --json >"$WORK/repair.out" 2>"$WORK/repair.err"; rc=$?
+why=""
+[ $rc = 0 ] || why="verify --repair exit $rc;"
+cmp -s "$HOLD/Videos/birthday.mp4" "$WORK/hold-original/Videos/birthday.mp4" || why="$why not byte-exact after the repair;"
+kept=$(jq -r '.repaired[0].damagedCopy // empty' "$WORK/repair.out" 2>/dev/null)
+[ -n "$kept" ] && [ -f "$HOLD/$kept" ] || why="$why the damaged copy was not kept;"
+note="exit $rc: $(jq -r '.repaired[0] | "\(.chunks) chunk, \(.bytes) B from \(.from)"' "$WORK/repair.out" 2>/dev/null)"
+if [ -z "$why" ]; then record repair-bit-rot PASS "$(jq -r '.repaired[0].bytes' "$WORK/repair.out")" "$note"
+else record repair-bit-rot FAIL - "$why $note $(head -c 300 "$WORK/repair.err")"; dump_logs; fi
+
+# One device under two names counts once: b by name and by Device ID is one copy.
+lf a offload "$HOLD" --copies 2 --yes --peers "b,$ID_b" --json >"$WORK/twice.out" 2>"$WORK/twice.err"; rc=$?
+why=""
+[ $rc = 69 ] || why="exit $rc, not 69;"
+[ "$(files_in "$HOLD")" = "$TOTAL" ] || why="$why files were deleted;"
+if [ -z "$why" ]; then record offload-same-device PASS 0 "exit $rc; devices counted: $(jq -c '.[0].devicesChecked' "$WORK/twice.out")"
+else record offload-same-device FAIL - "$why $(head -c 300 "$WORK/twice.err")"; fi
+
+# c's link goes down while it is being checked: its answers do not count, nothing goes.
+lf a offload "$HOLD" --copies 2 --peers b,c --yes --timeout 5 --json >"$WORK/down.out" 2>"$WORK/down.err" &
+OFF=$!
+sleep 0.3
+ip -n "$P-c" link set lab0 down
+wait $OFF; rc=$?
+ip -n "$P-c" link set lab0 up
+why=""
+[ $rc = 69 ] || why="exit $rc, not 69;"
+[ "$(files_in "$HOLD")" = "$TOTAL" ] || why="$why files were deleted;"
+if [ -z "$why" ]; then record offload-link-down PASS 0 "exit $rc; $(grep -v '^asking' "$WORK/down.err" | head -n 1 | head -c 160)"
+else record offload-link-down FAIL - "$why $(head -c 300 "$WORK/down.err")"; fi
+
+# A device that claims every content with made-up proofs (c's address, another key).
+stop_serve c
+on c "$HOSTILE" false-holder --key "$WORK/liar.key" --listen "0.0.0.0:$PORT" --mode claim >"$WORK/liar.out" 2>&1 &
+LIAR=$!
+for _ in $(seq 1 50); do grep -q listening "$WORK/liar.out" 2>/dev/null && break; sleep 0.1; done
+lf a trust "$("$HOSTILE" id --key "$WORK/liar.key")" --name liar --address "$IP_c:$PORT" >/dev/null 2>&1
+lf a offload "$HOLD" --copies 2 --yes --peers b,liar --json >"$WORK/liar-off.out" 2>"$WORK/liar-off.err"; rc=$?
+pkill -f "false-holder --key $WORK/liar.key" 2>/dev/null; wait "$LIAR" 2>/dev/null
+why=""
+[ "$(files_in "$HOLD")" = "$TOTAL" ] || why="files were deleted on a liar's word;"
+jq -e '.[0].kept | length > 0 and all(.reason | contains("liar: claimed, but its proof does not match"))' "$WORK/liar-off.out" >/dev/null 2>&1 || why="$why the liar's proofs were not refused;"
+if [ -z "$why" ]; then record offload-false-holder PASS 0 "exit $rc; $(jq -r '.[0].kept[0].reason' "$WORK/liar-off.out" | head -c 120)"
+else record offload-false-holder FAIL - "$why $(head -c 300 "$WORK/liar-off.err")"; fi
+lf a untrust liar >/dev/null 2>&1
+start_serve c || exit 1
+
+# kill -9 once files start going: each is still here, or recorded with its two holders.
+lf a offload "$HOLD" --copies 2 --peers b,c --yes >/dev/null 2>&1 &
+OFF=$!
+for _ in $(seq 1 3000); do [ "$(files_in "$HOLD")" -lt "$TOTAL" ] && break; kill -0 $OFF 2>/dev/null || break; done
+pkill -9 -f "offload $HOLD" 2>/dev/null; wait $OFF 2>/dev/null
+present=$(files_in "$HOLD")
+lf a whereis "$HOLD" --json >"$WORK/kill-where.json" 2>/dev/null
+recorded=$(jq '[.[] | select(.here == "offloaded" and (.holders | sort) == ["b", "c"]) | .files | length] | add // 0' "$WORK/kill-where.json")
+why=""
+[ $((present + recorded)) -ge "$TOTAL" ] || why="$present present + $recorded recorded < $TOTAL files;"
+lf a pull --from b --library "$HOLD" >/dev/null 2>&1
+diffs=$(same "$WORK/hold-original" "$HOLD") || why="$why not all back after a pull: $diffs;"
+note="killed with $present of $TOTAL files present, $recorded recorded as offloaded; all back after a pull"
+if [ -z "$why" ]; then record offload-kill-9 PASS 0 "$note"
+else record offload-kill-9 FAIL - "$why $note"; fi
+
 # ---------------------------------------------------------------- wrong key
 # Device b's ID trusted under c's address: c's key does not match, so a must refuse.
 stop_serve b   # b stops advertising, so discovery cannot supply b's real address
