@@ -135,5 +135,10 @@ enum StateSchema {
             ) WITHOUT ROWID;
             CREATE INDEX offloaded_by_content ON offloaded (content_id);
             """),
+        Migration(version: 7, name: "synced rows by content", sql: """
+            -- A holding check asks, per content, when any device last confirmed it: without
+            -- this, each such question reads every row of the ledger.
+            CREATE INDEX sync_state_synced_by_content ON sync_state (content_id, updated_at_ms) WHERE state = 'synced';
+            """),
     ])
 }

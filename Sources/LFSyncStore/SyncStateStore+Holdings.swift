@@ -33,11 +33,11 @@ extension SyncStateStore {
         guard !wanted.isEmpty else { return [:] }
         return try database.withDatabase { db throws(SQLiteError) in
             var latest: [ContentID: Int64] = [:]
-            let statement = try db.cachedStatement("SELECT updated_at_ms FROM sync_state WHERE content_id = ? AND state = 'synced'")
+            // One index lookup per content (sync_state_synced_by_content).
+            let statement = try db.cachedStatement("SELECT max(updated_at_ms) FROM sync_state WHERE content_id = ? AND state = 'synced'")
             for content in wanted {
                 try statement.forEachRow([.blob(content.hash.bytes)]) { row in
-                    let time = row.int64(at: 0)
-                    if time > latest[content] ?? .min { latest[content] = time }
+                    if let time = row.optionalInt64(at: 0) { latest[content] = time }
                 }
             }
             return latest.mapValues(Self.date(milliseconds:))

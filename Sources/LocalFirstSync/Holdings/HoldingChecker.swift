@@ -42,6 +42,7 @@ struct HoldingChecker {
             throw .protocolViolation("a HoldingReport of \(reported.count) answers to a HoldingCheck of \(batch.count)")
         }
         var answers: [ContentID: HoldingAnswer] = [:]
+        var claims: [(asset: Asset, claimed: Hash256, nonce: Hash256, at: Date?)] = []
         for (index, asset) in batch.enumerated() {
             switch reported[index] {
             case .notHeld:
@@ -58,9 +59,10 @@ struct HoldingChecker {
                     answers[asset.contentID] = .proofFailed
                     continue
                 }
-                answers[asset.contentID] = await judge(claimed, of: asset, nonce: nonces[index], at: at)
+                claims.append((asset, claimed, nonces[index], at))
             }
         }
+        for (claim, answer) in zip(claims, await judge(claims)) { answers[claim.asset.contentID] = answer }
         return answers
     }
 
@@ -73,17 +75,22 @@ struct HoldingChecker {
         return nonce
     }
 
-    /// Makes the proof from our own bytes and compares.
-    private func judge(_ claimed: Hash256, of asset: Asset, nonce: Hash256, at: Date?) async -> HoldingAnswer {
-        guard let library = asset.library else { return .unprovable("the asset was not scanned from a library") }
+    /// Makes each proof from our own bytes, in one trip off the pool, and compares.
+    private func judge(_ claims: [(asset: Asset, claimed: Hash256, nonce: Hash256, at: Date?)]) async -> [HoldingAnswer] {
+        guard !claims.isEmpty else { return [] }
         let holder = session.peer.deviceID
-        switch await disk.run({ HoldingProof.compute(for: asset, in: library, nonce: nonce, holder: holder) }) {
-        case let .proof(expected):
-            return expected == claimed ? .heldVerified(at: at, proven: true) : .proofFailed
-        case let .damaged(path):
-            return .unprovable("\(path) changed here since it was scanned")
-        case let .unreadable(path, reason):
-            return .unprovable("cannot read \(path): \(reason)")
+        return await disk.run {
+            claims.map { claim -> HoldingAnswer in
+                guard let library = claim.asset.library else { return .unprovable("the asset was not scanned from a library") }
+                switch HoldingProof.compute(for: claim.asset, in: library, nonce: claim.nonce, holder: holder) {
+                case let .proof(expected):
+                    return expected == claim.claimed ? .heldVerified(at: claim.at, proven: true) : .proofFailed
+                case let .damaged(path):
+                    return .unprovable("\(path) changed here since it was scanned")
+                case let .unreadable(path, reason):
+                    return .unprovable("cannot read \(path): \(reason)")
+                }
+            }
         }
     }
 }

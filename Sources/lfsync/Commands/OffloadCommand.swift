@@ -110,6 +110,21 @@ struct OffloadCommand {
             var report = Report(library: library.path, copies: copies, proof: proof, devicesChecked: checked.map(name),
                                 removed: [], kept: [], bytesFreed: 0, dryRun: !apply)
             let directory = try LibraryDirectory(path: library.path)
+            // Removed in batches: each batch's rows are committed in one transaction before its files go.
+            var batch: [(asset: Asset, holders: [Peer], removal: Removal)] = []
+            func removeBatch() async throws {
+                let outcomes = try await offload(batch.map { ($0.asset, $0.holders) }, from: library, directory: directory, ledger: ledger)
+                for (item, outcome) in zip(batch, outcomes) {
+                    switch outcome {
+                    case .removed:
+                        report.removed.append(item.removal)
+                        report.bytesFreed += item.asset.totalSize
+                    case let .kept(reason):
+                        report.kept.append(Kept(path: item.asset.primaryPath.string, reason: reason))
+                    }
+                }
+                batch.removeAll()
+            }
             for asset in assets.sorted(by: { $0.primaryPath < $1.primaryPath }) {
                 let holders = held[asset.contentID] ?? []
                 if let concern = concerns[asset.contentID], holders.count < copies {
@@ -127,14 +142,10 @@ struct OffloadCommand {
                     report.bytesFreed += asset.totalSize
                     continue
                 }
-                switch try await offload(asset, from: library, directory: directory, holders: holders, ledger: ledger) {
-                case .removed:
-                    report.removed.append(removal)
-                    report.bytesFreed += asset.totalSize
-                case let .kept(reason):
-                    report.kept.append(Kept(path: asset.primaryPath.string, reason: reason))
-                }
+                batch.append((asset, holders, removal))
+                if batch.count == Self.batchSize { try await removeBatch() }
             }
+            if !batch.isEmpty { try await removeBatch() }
             if checked.count < copies { exit = .peerUnavailable }
             reports.append(report)
         }
@@ -145,39 +156,60 @@ struct OffloadCommand {
 
     private enum Outcome { case removed, kept(String) }
 
-    /// One asset: its files recorded as offloaded (committed), then removed one by one, each
-    /// only if it is still the file that was scanned. A file that changed stays, recorded
-    /// rows of files that stayed are taken back.
-    private func offload(_ asset: Asset, from library: URL, directory: LibraryDirectory, holders: [Peer], ledger: SyncStateStore) async throws -> Outcome {
-        var paths: [LibraryPath] = []
-        for file in asset.files {
-            guard let path = try? LibraryPath.validate(file.manifest.path) else { return .kept("\(file.manifest.path): not a name lfsync removes") }
-            paths.append(path)
-        }
-        // Before anything is removed: every file still shows the status it was scanned with.
-        for (file, path) in zip(asset.files, paths) {
-            let status = try? directory.root.statusOfEntry(named: path.string, path.description)
-            guard let status, status.kind == .regular, status.size == file.manifest.size,
-                  status.modificationTimeNs == file.manifest.modificationTimeNs
-            else { return .kept("\(path) changed since it was scanned") }
-        }
+    /// Assets removed per transaction of offloaded rows.
+    static let batchSize = 256
+
+    /// A batch of assets: those whose files all still show the status they were scanned
+    /// with are recorded as offloaded (one commit), then their files are removed one by one,
+    /// each only if it is still the file that was scanned. The rows of files that stayed
+    /// are taken back.
+    private func offload(_ batch: [(asset: Asset, holders: [Peer])], from library: URL, directory: LibraryDirectory,
+                         ledger: SyncStateStore) async throws -> [Outcome] {
+        var outcomes: [Outcome] = []
+        var eligible: [(index: Int, paths: [LibraryPath])] = []
+        var rows: [OffloadedFile] = []
         let now = Date(), root = library.path
-        let rows = asset.files.map { file in
-            OffloadedFile(library: root, path: file.manifest.path, content: asset.contentID, size: file.manifest.size,
-                          holders: holders.map(\.deviceID.description), at: now)
+        for (index, (asset, holders)) in batch.enumerated() {
+            outcomes.append(.removed)
+            var paths: [LibraryPath] = []
+            for file in asset.files {
+                guard let path = try? LibraryPath.validate(file.manifest.path) else { break }
+                // Before anything is removed: every file still shows the status it was scanned with.
+                let status = try? directory.root.statusOfEntry(named: path.string, path.description)
+                guard let status, status.kind == .regular, status.size == file.manifest.size,
+                      status.modificationTimeNs == file.manifest.modificationTimeNs else { break }
+                paths.append(path)
+            }
+            guard paths.count == asset.files.count else {
+                outcomes[index] = .kept("\(asset.files[paths.count].manifest.path) changed since it was scanned")
+                continue
+            }
+            eligible.append((index, paths))
+            rows += asset.files.map { file in
+                OffloadedFile(library: root, path: file.manifest.path, content: asset.contentID, size: file.manifest.size,
+                              holders: holders.map(\.deviceID.description), at: now)
+            }
         }
-        try await ledger.write { store throws(SQLiteError) in try store.recordOffloaded(rows) }
+        let recorded = rows
+        try await ledger.write { store throws(SQLiteError) in try store.recordOffloaded(recorded) }
         var stayed: [RelativePath] = []
-        for (file, path) in zip(asset.files, paths) {
-            let removed = (try? directory.removeFile(path, size: file.manifest.size, modificationTimeNs: file.manifest.modificationTimeNs)) ?? false
-            if !removed { stayed.append(file.manifest.path) }
+        for (index, paths) in eligible {
+            let asset = batch[index].asset
+            var stayedHere: [RelativePath] = []
+            for (file, path) in zip(asset.files, paths) {
+                let removed = (try? directory.removeFile(path, size: file.manifest.size, modificationTimeNs: file.manifest.modificationTimeNs)) ?? false
+                if !removed { stayedHere.append(file.manifest.path) }
+            }
+            if !stayedHere.isEmpty {
+                outcomes[index] = .kept("\(stayedHere.map(\.string).joined(separator: ", ")) changed while being offloaded; the rest of the asset was removed")
+                stayed += stayedHere
+            }
         }
-        guard stayed.isEmpty else {
+        if !stayed.isEmpty {
             let leftInPlace = stayed
             try await ledger.write { store throws(SQLiteError) in try store.forgetOffloaded(inLibrary: root, paths: leftInPlace) }
-            return .kept("\(stayed.map(\.string).joined(separator: ", ")) changed while being offloaded; the rest of the asset was removed")
         }
-        return .removed
+        return outcomes
     }
 
     private func print(_ reports: [Report]) {
@@ -188,10 +220,10 @@ struct OffloadCommand {
         for report in reports {
             let verb = report.dryRun ? "would remove" : "removed"
             for removal in report.removed {
-                console.result("\(verb) \(removal.path) (\(ByteCountText.format(removal.bytes))), held by \(removal.holders.joined(separator: ", "))")
+                console.result("\(verb) \(PrintablePath.escape(removal.path)) (\(ByteCountText.format(removal.bytes))), held by \(removal.holders.joined(separator: ", "))")
             }
             if console.verbosity == .verbose {
-                for kept in report.kept { console.result("kept \(kept.path): \(kept.reason)") }
+                for kept in report.kept { console.result("kept \(PrintablePath.escape(kept.path)): \(kept.reason)") }
             }
             let asked = report.devicesChecked.isEmpty ? "no device answered" : "answers from \(report.devicesChecked.joined(separator: ", "))"
             console.note("\(report.library): \(report.removed.count) asset\(report.removed.count == 1 ? "" : "s") \(report.dryRun ? "to remove" : "removed"), \(ByteCountText.format(report.bytesFreed)) \(report.dryRun ? "would be " : "")freed; \(report.kept.count) kept (\(asked)\(report.proof ? ", with proof" : ", without proof"))")

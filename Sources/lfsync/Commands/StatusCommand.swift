@@ -141,7 +141,7 @@ extension StatusCommand {
         guard console.verbosity == .verbose else { return }
         for file in files {
             let holders = file.holders.map { names[$0] ?? (try? DeviceID(parsing: $0))?.shortForm ?? $0 }
-            console.result("    offloaded \(file.path), held by \(holders.joined(separator: ", "))")
+            console.result("    offloaded \(PrintablePath.escape(file.path.string)), held by \(holders.joined(separator: ", "))")
         }
     }
 }

@@ -92,9 +92,9 @@ struct VerifyCommand {
             for path in report.modified { console.result("modified  \(path)") }
             for entry in report.unreadable { console.result("unreadable \(entry.path): \(entry.reason)") }
             for healed in report.repaired ?? [] {
-                console.result("REPAIRED  \(healed.path) (\(healed.chunks) chunk\(healed.chunks == 1 ? "" : "s"), \(ByteCountText.format(healed.bytes)) from \(healed.from); damaged copy kept at \(healed.damagedCopy))")
+                console.result("REPAIRED  \(PrintablePath.escape(healed.path.string)) (\(healed.chunks) chunk\(healed.chunks == 1 ? "" : "s"), \(ByteCountText.format(healed.bytes)) from \(healed.from); damaged copy kept at \(healed.damagedCopy))")
             }
-            for failure in report.unrepaired ?? [] { console.result("NOT REPAIRED \(failure.path): \(failure.reason)") }
+            for failure in report.unrepaired ?? [] { console.result("NOT REPAIRED \(PrintablePath.escape(failure.path.string)): \(failure.reason)") }
             console.note("\(report.filesChecked) files checked, \(report.corrupt.count) corrupt\(report.repaired.map { ", \($0.count) repaired" } ?? ""), \(report.modified.count) modified since the last scan")
             if !report.damagedCopies.isEmpty {
                 console.note("\(report.damagedCopies.count) damaged cop\(report.damagedCopies.count == 1 ? "y" : "ies") kept in \(library.path)/.lfsync/damaged ('lfsync verify --clear-damaged' removes them)")

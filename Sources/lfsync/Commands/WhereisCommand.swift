@@ -98,7 +98,7 @@ struct WhereisCommand {
             let others = place.devices.map { device in
                 "\(device.peer): \(device.state)\(device.state == SyncState.synced.rawValue ? device.at.map { " " + formatter.string(from: $0) } ?? "" : "")"
             }
-            console.result("\(place.path)\(here)  \(others.joined(separator: "  "))")
+            console.result("\(PrintablePath.escape(place.path))\(here)  \(others.joined(separator: "  "))")
         }
         console.note("\(places.count) asset\(places.count == 1 ? "" : "s")")
         return .success
