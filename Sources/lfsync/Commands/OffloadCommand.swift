@@ -127,7 +127,8 @@ struct OffloadCommand {
             }
             for asset in assets.sorted(by: { $0.primaryPath < $1.primaryPath }) {
                 let holders = held[asset.contentID] ?? []
-                if let concern = concerns[asset.contentID], holders.count < copies {
+                // Any device that reports the content changed, or a proof that fails, keeps it here.
+                if let concern = concerns[asset.contentID] {
                     report.kept.append(Kept(path: asset.primaryPath.string, reason: concern.joined(separator: "; ")))
                     continue
                 }

@@ -145,6 +145,9 @@ import Testing
             #expect(FileManager.default.fileExists(atPath: home.desktop.library.appendingPathComponent(victim).path))
             try Self.rot(victim, in: home.desktop)
 
+            // One verified copy would be enough for --copies 1, but a device reporting it changed keeps it.
+            let one = try await Self.offload(home.laptop, ["--copies", "1"])
+            #expect(one.report?.kept.map(\.path) == [victim], "\(String(describing: one.report?.kept))")
             let done = try await Self.offload(home.laptop, ["--copies", "2", "--yes"])
             #expect(done.status == 0, "\(done.stderr)")
             let kept = done.report?.kept ?? []
