@@ -11,8 +11,9 @@ LAB_PACKAGES := avahi-daemon dbus iproute2 jq nftables
 # writing to a fresh ext4 (e2fsprogs) on a loop device.
 BENCH_PACKAGES := rsync openssh-server openssh-client time e2fsprogs
 # The CLI tests exercise the man page and the completion scripts in real tools and shells;
-# the copy tests make an XFS file system in a loop file to see reflinks; systemd-analyze checks the units.
-TEST_PACKAGES := mandoc groff-base man-db bash-completion zsh fish xfsprogs systemd
+# the copy tests make an XFS file system in a loop file to see reflinks, the holding tests an ext4 one
+# whose blocks they corrupt under the file system (debugfs); systemd-analyze checks the units.
+TEST_PACKAGES := mandoc groff-base man-db bash-completion zsh fish xfsprogs e2fsprogs systemd
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEBUG_BIN    := .build/debug
 RELEASE_BIN  := .build/release

@@ -158,6 +158,72 @@ import Testing
         }
     }
 
+    /// Why a loop-mounted ext4 cannot be made here, or nil.
+    static let loopDiskMissing: String? = {
+        guard geteuid() == 0 else { return "not root (mounting a loop file needs it)" }
+        for tool in ["/usr/sbin/mkfs.ext4", "/usr/sbin/debugfs"] where !FileManager.default.isExecutableFile(atPath: tool) {
+            return "\(tool) is missing ('make test-deps' installs e2fsprogs)"
+        }
+        return nil
+    }()
+
+    /// Bit rot as a disk does it: a byte of the file's block changed under the file system,
+    /// its size, times and inode untouched, so the holder's scan still trusts its cached
+    /// hashes. Only the proof, which reads the bytes, can tell; the asset stays.
+    @Test(.enabled(if: loopDiskMissing == nil, "true bit rot needs a loop-mounted ext4: \(loopDiskMissing ?? "")"))
+    func bitRotUnderTheHoldersFileSystemIsCaughtByTheProof() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let image = root.appendingPathComponent("desktop.img"), mount = root.appendingPathComponent("desktop-disk")
+            try FileManager.default.createDirectory(at: mount, withIntermediateDirectories: true)
+            #expect(try await LFSyncProcess.shell("truncate -s 64M '\(image.path)' && mkfs.ext4 -q -F -b 4096 '\(image.path)' && mount -o loop '\(image.path)' '\(mount.path)'") == 0)
+            // Detached at the end however the test ends (MNT_DETACH), before the folder is removed.
+            defer { _ = umount2(mount.path, 2) }
+            let laptop = try Device("laptop", in: root)
+            let desktop = Device("desktop", home: root.appendingPathComponent("desktop-state"), library: mount.appendingPathComponent("Pictures"))
+            try FileManager.default.createDirectory(at: desktop.library, withIntermediateDirectories: true)
+            #expect(try await laptop.run(["init", "--name", "laptop"]).status == 0)
+            #expect(try await desktop.run(["init", "--name", "desktop"]).status == 0)
+            #expect(try await desktop.run(["trust", laptop.deviceID(), "--name", "laptop", "--auto-accept"]).status == 0)
+            var server = try await Server(desktop)
+            #expect(try await laptop.run(["trust", desktop.deviceID(), "--name", "desktop", "--address", server.address]).status == 0)
+            try EngineHarness.writeSample(at: laptop.library, padding: 60_000)
+            #expect(try await LFSyncProcess.shell("find '\(laptop.library.path)' -type f -exec touch -d '2 hours ago' {} +") == 0)
+            #expect(try await laptop.run(["push", laptop.library.path, "--to", "desktop"]).status == 0)
+            let victim = "DCIM/100APPLE/IMG_0004.HEIC"
+            let before = try FileStatus.of(path: desktop.library.appendingPathComponent(victim).path)
+
+            // The desktop stops; one byte of the victim's first block changes on the disk itself.
+            _ = server.stop()
+            #expect(try await LFSyncProcess.shell("umount '\(mount.path)'") == 0)
+            let blocks = root.appendingPathComponent("bmap.txt")
+            #expect(try await LFSyncProcess.shell("debugfs -R 'bmap /Pictures/\(victim) 0' '\(image.path)' > '\(blocks.path)' 2>/dev/null") == 0)
+            let block = try #require(UInt64(String(contentsOf: blocks, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+            let disk = try FileHandle(forUpdating: image)
+            try disk.seek(toOffset: block * 4096 + 2000)
+            let byte = try #require(try disk.read(upToCount: 1)?.first)
+            try disk.seek(toOffset: block * 4096 + 2000)
+            try disk.write(contentsOf: [byte ^ 0x10])
+            try disk.close()
+            #expect(try await LFSyncProcess.shell("mount -o loop '\(image.path)' '\(mount.path)'") == 0)
+            let after = try FileStatus.of(path: desktop.library.appendingPathComponent(victim).path)
+            #expect(after.size == before.size && after.modificationTimeNs == before.modificationTimeNs
+                    && after.changeTimeNs == before.changeTimeNs && after.inode == before.inode, "the rot touched the file's metadata")
+            server = try await Server(desktop)
+            defer { _ = server.stop() }
+            #expect(try await laptop.run(["trust", desktop.deviceID(), "--name", "desktop", "--address", server.address]).status == 0)
+
+            // Without proof the desktop's word (its trusted cache) would count; with it, the victim stays.
+            let trusting = try await Self.offload(laptop, ["--copies", "1", "--no-proof"])
+            #expect(trusting.report?.removed.map(\.path).contains(victim) == true, "the cache still vouches for it without proof")
+            let done = try await Self.offload(laptop, ["--copies", "1", "--yes"])
+            #expect(done.status == 0, "\(done.stderr)")
+            #expect(done.report?.kept.map(\.path) == [victim], "\(String(describing: done.report?.kept))")
+            #expect(done.report?.kept.first?.reason.contains("desktop: held but changed") == true)
+            #expect(FileManager.default.fileExists(atPath: laptop.library.appendingPathComponent(victim).path))
+            #expect(done.report?.removed.count == 11)
+        }
+    }
+
     @Test func fewerThanNDevicesAnsweringMeansNothingGoes() async throws {
         try await TestSupport.withTemporaryDirectory { root in
             var home = try await Self.household(root)
