@@ -302,7 +302,7 @@ _lfsync_whereis() {
         return 0
     fi
     case $__lfsync_count in
-        *) __lfsync_files "$cur" -d ;;
+        *) __lfsync_files "$cur" ;;
     esac
     return 0
 }

@@ -185,7 +185,7 @@ complete -c lfsync -n '__fish_lfsync_command_is whereis' -l json -d 'Print machi
 complete -c lfsync -n '__fish_lfsync_command_is whereis' -s q -l quiet -d 'Print nothing but errors.'
 complete -c lfsync -n '__fish_lfsync_command_is whereis' -s v -l verbose -d 'Print more detail.'
 complete -c lfsync -n '__fish_lfsync_command_is whereis' -s h -l help -d 'Show help for the command.'
-complete -c lfsync -n '__fish_lfsync_argument_is whereis 1+ --missing-on' -a '(__fish_complete_directories)' -d 'A library folder (repeatable; default: the current directory).'
+complete -c lfsync -n '__fish_lfsync_argument_is whereis 1+ --missing-on' -F -d 'A library, a folder in one or a file (repeatable; default: the current directory).'
 
 # lfsync offload
 complete -c lfsync -n '__fish_lfsync_command_is offload' -l copies -x -d 'How many other trusted devices must hold an asset, verified now, before it is deleted here.'

@@ -38,7 +38,7 @@ struct WhereisCommand {
         let identity = try home.identity()
         let ledger = try home.ledger()
         let paths = arguments.positionals.isEmpty ? [FileManager.default.currentDirectoryPath] : arguments.positionals
-        let libraries = try paths.map { try DirectoryArgument.existing($0) }
+        let targets = try paths.map { try Self.locate($0, home: home) }
         var peers: [(name: String, key: PeerKey, id: String)] = config.peers.map {
             ($0.name, PeerKey(rawValue: (try? DeviceID(parsing: $0.deviceID))?.description ?? $0.deviceID), $0.deviceID)
         }
@@ -49,11 +49,14 @@ struct WhereisCommand {
         }
         let names = Dictionary(config.peers.map { ($0.deviceID, $0.name) }, uniquingKeysWith: { first, _ in first })
         var places: [AssetPlace] = []
-        for library in libraries {
+        for (library, within) in targets {
             let index = try await HashUpgradeNotice.upgradedIndex(for: library, home: home, ledger: ledger, exclusions: ScanExclusions(), console: console)
+            let inside = { (path: RelativePath) in within.map { path.string == $0 || path.string.hasPrefix($0 + "/") } ?? true }
             let assets = try await LibraryScanner(root: library, cache: index.scanCache, chunkIndex: index.chunkIndex).scan().assets
+                .filter { $0.files.contains { inside($0.manifest.path) } }
             let root = library.path
             let offloaded = try await ledger.read { store throws(SQLiteError) in try store.offloaded(inLibrary: root) }
+                .filter { inside($0.path) }
             var contents = assets.map(\.contentID)
             contents += offloaded.map(\.content)
             var rows: [PeerKey: [ContentID: SyncStateStore.Entry]] = [:]
@@ -105,15 +108,39 @@ struct WhereisCommand {
     }
 }
 
+extension WhereisCommand {
+    /// The library PATH belongs to and where in it: the nearest folder at or above PATH
+    /// that lfsync has indexed (a push, serve, pull or scan of it), so that a photo or a
+    /// subfolder is answered from that library's cache; else PATH itself, as a library.
+    /// - Returns: the library, and PATH relative to it (nil: the whole library).
+    static func locate(_ path: String, home: StateHome) throws -> (library: URL, within: String?) {
+        let url = URL(fileURLWithPath: path).standardizedFileURL
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw CommandFailure(message: "'\(path)' does not exist (an offloaded file is named by its library: 'lfsync whereis LIBRARY')", exitCode: .usage)
+        }
+        var candidate = url
+        while true {
+            if FileManager.default.fileExists(atPath: home.libraryIndex(for: candidate).path) {
+                let relative = url.path == candidate.path ? nil : String(url.path.dropFirst(candidate.path.count).drop { $0 == "/" })
+                return (URL(fileURLWithPath: candidate.path, isDirectory: true), relative)
+            }
+            let parent = candidate.deletingLastPathComponent()
+            guard parent.path != candidate.path else { break }
+            candidate = parent
+        }
+        return (try DirectoryArgument.existing(path), nil)
+    }
+}
+
 extension WhereisCommand: LFSyncCommand {
     static let missingOn = Option<String>("missing-on", valueName: "PEER", help: "Only the assets PEER does not hold verified (not synced there).", completion: .peer)
 
     static let spec = CommandSpec(
         name: "whereis",
         abstract: "Show which devices hold each asset",
-        discussion: "For every asset of each library PATH (default: the current directory), every trusted device and what the ledger knows of it there: synced (its Receipt confirmed it verified and stored, with when), pending (never offered counts as pending), in-flight, interrupted or failed. Assets offloaded from this device are listed with the devices that proved they held them when they went. Reads only the ledger and the scan cache: no device is asked and unchanged files are not read. --missing-on PEER lists what PEER lacks.",
+        discussion: "For every asset of each PATH (default: the current directory) — a library, or a folder or file in a library lfsync has indexed, answered from that library — every trusted device and what the ledger knows of it there: synced (its Receipt confirmed it verified and stored, with when), pending (never offered counts as pending), in-flight, interrupted or failed. Assets offloaded from this device are listed with the devices that proved they held them when they went. Reads only the ledger and the scan cache: no device is asked and unchanged files are not read. --missing-on PEER lists what PEER lacks.",
         options: [missingOn.spec, LFSyncCommands.json.spec],
-        arguments: [ArgumentSpec(name: "PATH", help: "A library folder (repeatable; default: the current directory).", isOptional: true, isRepeating: true, completion: .directory)],
-        examples: ["lfsync whereis ~/Pictures", "lfsync whereis ~/Pictures --missing-on nas", "lfsync whereis ~/Pictures --json"]
+        arguments: [ArgumentSpec(name: "PATH", help: "A library, a folder in one or a file (repeatable; default: the current directory).", isOptional: true, isRepeating: true, completion: .file)],
+        examples: ["lfsync whereis ~/Pictures", "lfsync whereis ~/Pictures/DCIM/IMG_0001.HEIC", "lfsync whereis ~/Pictures --missing-on nas", "lfsync whereis ~/Pictures --json"]
     )
 }

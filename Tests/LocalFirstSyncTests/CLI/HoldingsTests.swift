@@ -94,6 +94,14 @@ import Testing
             }
             #expect(try await Self.whereis(home.laptop, ["--missing-on", "desktop"]).count == 12)
             #expect(try await Self.whereis(home.laptop, ["--missing-on", "nas"]).isEmpty)
+            // A photo, or a folder, of the library: answered from the library's index.
+            func placesAt(_ relative: String) async throws -> [Place] {
+                let output = try await home.laptop.run(["whereis", home.laptop.library.appendingPathComponent(relative).path, "--json"])
+                #expect(output.status == 0, "\(output.stderr)")
+                return try JSONDecoder().decode([Place].self, from: Data(output.stdout.utf8))
+            }
+            #expect(try await placesAt("DCIM/100APPLE/IMG_0001.HEIC").map(\.files) == [["DCIM/100APPLE/IMG_0001.HEIC", "DCIM/100APPLE/IMG_0001.MOV"]])
+            #expect(try await placesAt("Camera").map(\.path).sorted() == ["Camera/DSC_0100.JPG", "Camera/DSC_0101.JPG"])
             let text = try await home.laptop.run(["whereis", home.laptop.library.path])
             #expect(text.stdout.contains("nas: synced") && text.stdout.contains("desktop: pending"), "\(text.stdout)")
         }
