@@ -51,7 +51,7 @@ package final class LibraryDirectory: Sendable {
 
     /// A directory reached by `openDirectory`, and what the walk had to create.
     package struct Walk {
-        let directory: OwnedDescriptor
+        package let directory: OwnedDescriptor
         /// Directories created on the way, outermost first, each with the
         /// directory it was created in (to undo, and to fsync the new entry).
         let created: [(parent: OwnedDescriptor, name: String)]

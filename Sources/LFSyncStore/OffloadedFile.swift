@@ -5,7 +5,7 @@ import LFSyncCrypto
 /// A file `lfsync offload` removed from a library, and the devices that held its asset
 /// verified when it did (the `offloaded` table).
 package struct OffloadedFile: Hashable, Sendable {
-    /// The library's root, as the command that offloaded it resolved it.
+    /// The library's key (`libraryKey(_:)`).
     package var library: String
     package var path: RelativePath
     package var content: ContentID
@@ -13,6 +13,12 @@ package struct OffloadedFile: Hashable, Sendable {
     /// The Device IDs (text form) that answered "held and verified".
     package var holders: [String]
     package var at: Date
+
+    /// The key a library's rows are filed under: its real path, symlinks resolved (as its
+    /// index is keyed), so a library reached through a link is still the same library.
+    package static func libraryKey(_ library: URL) -> String {
+        library.resolvingSymlinksInPath().standardizedFileURL.path
+    }
 
     package init(library: String, path: RelativePath, content: ContentID, size: UInt64, holders: [String], at: Date) {
         self.library = library

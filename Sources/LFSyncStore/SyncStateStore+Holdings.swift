@@ -15,12 +15,8 @@ extension SyncStateStore {
             var entries: [ContentID: Entry] = [:]
             try db.cachedStatement("SELECT content_id, state, run, reason, bytes, updated_at_ms FROM sync_state WHERE peer = ?")
                 .forEachRow([.text(peer.rawValue)]) { row in
-                    guard let content = Self.contentID(in: row), wanted.contains(content),
-                          let state = Self.state(in: row, at: 1, live: live) else { return }
-                    entries[content] = Entry(
-                        content: content, peer: peer, state: state, reason: row.text(at: 3),
-                        bytes: row.optionalInt64(at: 4).map { UInt64(bitPattern: $0) },
-                        updatedAt: Self.date(milliseconds: row.int64(at: 5)))
+                    guard let content = Self.contentID(in: row), wanted.contains(content) else { return }
+                    entries[content] = Self.entry(in: row, at: 1, content: content, peer: peer, live: live)
                 }
             return entries
         }

@@ -113,14 +113,20 @@ public final class SyncStateStore: Sendable {
             return try db.cachedStatement("""
                 SELECT state, run, reason, bytes, updated_at_ms FROM sync_state WHERE peer = ? AND content_id = ?
                 """)
-                .firstRow([.text(peer.rawValue), .blob(content.hash.bytes)]) { row -> Entry? in
-                    guard let state = Self.state(in: row, live: live) else { return nil }
-                    return Entry(
-                        content: content, peer: peer, state: state, reason: row.text(at: 2),
-                        bytes: row.optionalInt64(at: 3).map { UInt64(bitPattern: $0) },
-                        updatedAt: Self.date(milliseconds: row.int64(at: 4)))
+                .firstRow([.text(peer.rawValue), .blob(content.hash.bytes)]) { row in
+                    Self.entry(in: row, at: 0, content: content, peer: peer, live: live)
                 } ?? nil
         }
+    }
+
+    /// The entry of a row whose columns from `column` on are `state, run, reason, bytes,
+    /// updated_at_ms`; nil when its state is none (see `state(in:at:live:)`).
+    static func entry(in row: SQLiteRow, at column: Int32, content: ContentID, peer: PeerKey, live: Set<Int64>) -> Entry? {
+        guard let state = state(in: row, at: column, live: live) else { return nil }
+        return Entry(
+            content: content, peer: peer, state: state, reason: row.text(at: column + 2),
+            bytes: row.optionalInt64(at: column + 3).map { UInt64(bitPattern: $0) },
+            updatedAt: date(milliseconds: row.int64(at: column + 4)))
     }
 
     /// The state of each of `contents` that has a row with `peer`, in one read: what a

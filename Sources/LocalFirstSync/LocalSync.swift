@@ -720,22 +720,25 @@ public actor LocalSync {
 
     /// A Fetch: the named contents this device holds are offered to `peer`, if it may pull.
     private func answerFetch(from peer: Peer, contents: [ContentID]) async throws(SyncError) {
-        guard currentTrust.policy.mayPull(peer.deviceID) else {
-            throw .declined(reason: "\(peer) is not allowed to pull from this device")
-        }
-        guard let handler = pullHandler, let library = pullLibrary else { throw .declined(reason: "this device does not serve pulls") }
+        let (handler, library) = try pullSource(for: peer)
         let wanted = Set(contents)
         let assets = await handler(peer).filter { wanted.contains($0.contentID) }
         _ = send(assets, from: library, to: .peers([peer]))
     }
 
-    private func answerPull(from peer: Peer, excluding excludes: [String]) async throws(SyncError) {
-        // A permission of its own: accepting a peer's offers unasked does not let it take
-        // the library (which holds what every other device sent here).
+    /// What a Pull or a Fetch from `peer` is answered from, if it may pull. A permission of
+    /// its own: accepting a peer's offers unasked does not let it take the library (which
+    /// holds what every other device sent here).
+    private func pullSource(for peer: Peer) throws(SyncError) -> (assets: @Sendable (Peer) async -> [Asset], library: URL) {
         guard currentTrust.policy.mayPull(peer.deviceID) else {
             throw .declined(reason: "\(peer) is not allowed to pull from this device")
         }
         guard let handler = pullHandler, let library = pullLibrary else { throw .declined(reason: "this device does not serve pulls") }
+        return (handler, library)
+    }
+
+    private func answerPull(from peer: Peer, excluding excludes: [String]) async throws(SyncError) {
+        let (handler, library) = try pullSource(for: peer)
         var theirs = IgnoreRules()
         do {
             for pattern in excludes { try theirs.add(line: pattern, source: "\(peer.name)'s pull") }

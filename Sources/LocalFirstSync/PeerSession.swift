@@ -82,9 +82,14 @@ actor PeerSession {
             group.addTask { await self.receiver.run() }
             // The channel's next messages, decrypted while the current one is handled.
             group.addTask { [readAhead] in await readAhead.run() }
-            // The peer's questions, answered beside the read loop.
-            group.addTask { await self.queries.run() }
-            await readLoop()
+            await withDiscardingTaskGroup { questions in
+                // The peer's questions, answered beside the read loop. When the connection
+                // ends, an answer under way (a proof reading a thousand assets) stops at its next
+                // slice instead of holding the session, and `stop()`, until it is done.
+                questions.addTask { await self.queries.run() }
+                await readLoop()
+                questions.cancelAll()
+            }
         }
     }
 

@@ -22,6 +22,9 @@ final class HoldingResponder: Sendable {
     private let holder: DeviceID
     /// Proofs read whole files: off the cooperative pool.
     private let disk = BlockingQueue(label: "lfsync.holdings")
+    /// Assets proven per trip off the pool: between two, an answer nobody waits for any more
+    /// (the connection ended, its task cancelled) stops.
+    static let proofSlice = 16
     /// How long one scan answers the checks that follow it.
     static let scanReuse: Duration = .seconds(30)
     private let lastScan = Mutex<(at: ContinuousClock.Instant, byContent: [ContentID: [Asset]])?>(nil)
@@ -64,14 +67,18 @@ final class HoldingResponder: Sendable {
             toProve.append((index, check.nonces[index], unchanged))
         }
         guard !toProve.isEmpty else { return answers }
-        // One trip off the pool for the whole check: every byte of every asset is read.
-        let library = library, holder = holder, work = toProve
-        let proofs = await disk.run {
-            work.map { item -> Hash256? in
-                for asset in item.placements {
-                    if case let .proof(proof) = HoldingProof.compute(for: asset, in: library, nonce: item.nonce, holder: holder) { return proof }
+        // Every byte of every asset is read, off the pool, a slice at a time.
+        let library = library, holder = holder
+        var proofs: [Hash256?] = []
+        for start in stride(from: 0, to: toProve.count, by: Self.proofSlice) where !Task.isCancelled {
+            let slice = Array(toProve[start..<min(start + Self.proofSlice, toProve.count)])
+            proofs += await disk.run {
+                slice.map { item -> Hash256? in
+                    for asset in item.placements {
+                        if case let .proof(proof) = HoldingProof.compute(for: asset, in: library, nonce: item.nonce, holder: holder) { return proof }
+                    }
+                    return nil
                 }
-                return nil
             }
         }
         let now = Int64((Date().timeIntervalSince1970 * 1000).rounded())

@@ -82,17 +82,8 @@ struct BitRotRepair {
                     lastProblem = "\(label(peer)): \(answers[item.asset.contentID].map { "\($0)" } ?? "no answer")"
                     continue
                 }
-                var fetched: [(index: Int, bytes: [UInt8])] = []
-                for index in bad {
-                    let chunk = item.recorded.chunks[index]
-                    guard let bytes = try await sync.fetchChunk(hash: chunk.hash, length: chunk.length, from: peer) else {
-                        throw SyncError.declined(reason: "\(label(peer)) no longer holds a chunk of it")
-                    }
-                    fetched.append((index, bytes))
-                }
-                let kept = try install(fetched, for: item, at: path, in: directory, stamp: stamp)
-                return Repaired(path: item.path, chunks: bad.count, bytes: fetched.reduce(0) { $0 + UInt64($1.bytes.count) },
-                                from: label(peer), damagedCopy: kept)
+                let (kept, fetched) = try await rebuild(item, at: path, in: directory, bad: Set(bad), from: peer, stamp: stamp)
+                return Repaired(path: item.path, chunks: bad.count, bytes: fetched, from: label(peer), damagedCopy: kept)
             } catch let failure as RepairFailure {
                 lastProblem = "\(label(peer)): \(failure.reason)"
             } catch {
@@ -118,73 +109,63 @@ struct BitRotRepair {
         return bad
     }
 
-    /// Writes the repaired copy beside the library's state, checks every chunk of it, keeps
-    /// the damaged file as a hard link in `.lfsync/damaged/<stamp>/`, and renames the repair
-    /// over it — only if the file still has its recorded size and time.
-    /// - Returns: the damaged copy's library-relative path.
-    private func install(_ fetched: [(index: Int, bytes: [UInt8])], for item: Damage, at path: LibraryPath,
-                         in directory: LibraryDirectory, stamp: String) throws -> String {
-        let original = library.appendingPathComponent(item.path.string)
+    /// Writes the repaired copy in `.lfsync/repair`, chunk by chunk — the damaged file's good
+    /// chunks, `peer`'s for the `bad` ones — each checked against its recorded hash (the file
+    /// hash follows from the chunk list), so memory holds one chunk at a time however large the
+    /// file. Then keeps the damaged file as a hard link in `.lfsync/damaged/<stamp>/` and
+    /// renames the repair over it, only if it still has its recorded size and time. The
+    /// library's folders are opened without following symlinks, as the receiver opens them.
+    /// - Returns: the damaged copy's library-relative path, and the bytes fetched.
+    private func rebuild(_ item: Damage, at path: LibraryPath, in directory: LibraryDirectory, bad: Set<Int>, from peer: Peer,
+                         stamp: String) async throws -> (kept: String, fetched: UInt64) {
         let work = library.appendingPathComponent(".lfsync/repair", isDirectory: true)
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let temporary = work.appendingPathComponent(UUID().uuidString)
-        defer { try? FileManager.default.removeItem(at: temporary) }
-        // The damaged file's good bytes, then the fetched chunks over the bad ones.
+        defer { unlink(temporary.path) }
+        let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(item.recorded.permissions & 0o777))
+        guard fd >= 0 else { throw RepairFailure(reason: "cannot write the repaired copy in \(work.path): \(String(cString: strerror(errno)))") }
+        let copy = OwnedDescriptor(taking: fd)
         let source = try directory.openFileForReading(path)
-        var bytes = try source.read(count: Int(item.recorded.size), at: 0, path.description)
-        guard bytes.count == Int(item.recorded.size) else { throw RepairFailure(reason: "shorter than recorded while being repaired") }
-        let offsets = item.recorded.chunks.reduce(into: [UInt64(0)]) { $0.append($0[$0.count - 1] + UInt64($1.length)) }
-        for (index, chunk) in fetched {
-            let start = Int(offsets[index])
-            bytes.replaceSubrange(start..<start + chunk.count, with: chunk)
-        }
-        // Every chunk of the result, checked: the file hash follows from the chunk list.
+        var offset: UInt64 = 0, fetched: UInt64 = 0
         for (index, chunk) in item.recorded.chunks.enumerated() {
-            let start = Int(offsets[index])
-            guard ContentHash.chunk(bytes[start..<start + Int(chunk.length)]) == chunk.hash else {
-                throw RepairFailure(reason: "the repaired copy does not match its recorded hashes")
+            let bytes: [UInt8]
+            if bad.contains(index) {
+                guard let theirs = try await sync.fetchChunk(hash: chunk.hash, length: chunk.length, from: peer) else {
+                    throw RepairFailure(reason: "no longer holds a chunk of it")
+                }
+                bytes = theirs
+                fetched += UInt64(bytes.count)
+            } else {
+                bytes = try source.read(count: Int(chunk.length), at: offset, path.description)
             }
+            guard bytes.count == Int(chunk.length), ContentHash.chunk(bytes) == chunk.hash else {
+                throw RepairFailure(reason: "the repaired copy does not match its recorded hashes (chunk \(index))")
+            }
+            try copy.write(bytes[...], at: offset, temporary.path)
+            offset += UInt64(chunk.length)
         }
-        guard FileManager.default.createFile(atPath: temporary.path, contents: Data(bytes), attributes: [.posixPermissions: Int(item.recorded.permissions & 0o7777)]) else {
-            throw RepairFailure(reason: "cannot write the repaired copy in \(work.path)")
+        // UTIME_OMIT from <sys/stat.h>, which Swift does not import: the access time is left alone.
+        var times = [timespec(tv_sec: 0, tv_nsec: (1 << 30) - 2), FileTime.timespec(item.recorded.modificationTimeNs)]
+        guard futimens(copy.rawValue, &times) == 0, fsync(copy.rawValue) == 0 else {
+            throw RepairFailure(reason: "cannot finish the repaired copy: \(String(cString: strerror(errno)))")
         }
-        try Self.durable(temporary, modificationTimeNs: item.recorded.modificationTimeNs)
         // Still the file that was found damaged? Then keep it aside and put the repair in its place.
-        let now = try directory.openFileForReading(path).status(path.description)
-        guard now.size == item.recorded.size, now.modificationTimeNs == item.recorded.modificationTimeNs else {
+        let parent = try directory.openDirectory(path.parentComponents, create: false).directory
+        let now = try parent.statusOfEntry(named: path.name, path.description)
+        guard let now, now.kind == .regular, now.size == item.recorded.size, now.modificationTimeNs == item.recorded.modificationTimeNs else {
             throw RepairFailure(reason: "changed while being repaired: left alone")
         }
         let kept = ".lfsync/damaged/\(stamp)/\(item.path.string)"
         let keptURL = library.appendingPathComponent(kept)
         try FileManager.default.createDirectory(at: keptURL.deletingLastPathComponent(), withIntermediateDirectories: true)
-        guard link(original.path, keptURL.path) == 0 || errno == EEXIST else {
+        guard path.name.withCString({ linkat(parent.rawValue, $0, AT_FDCWD, keptURL.path, 0) }) == 0 || errno == EEXIST else {
             throw RepairFailure(reason: "cannot keep the damaged copy at \(kept): \(String(cString: strerror(errno)))")
         }
-        guard rename(temporary.path, original.path) == 0 else {
+        guard path.name.withCString({ renameat(AT_FDCWD, temporary.path, parent.rawValue, $0) }) == 0 else {
             throw RepairFailure(reason: "cannot put the repaired copy in place: \(String(cString: strerror(errno)))")
         }
-        Self.syncDirectory(original.deletingLastPathComponent())
-        return kept
-    }
-
-    /// Sets the recorded modification time and makes the bytes durable before the rename.
-    private static func durable(_ url: URL, modificationTimeNs: Int64) throws {
-        let fd = open(url.path, O_WRONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw RepairFailure(reason: "cannot reopen the repaired copy") }
-        defer { close(fd) }
-        // UTIME_OMIT from <sys/stat.h>, which Swift does not import: the access time is left alone.
-        let utimeOmit = (1 << 30) - 2
-        var times = [timespec(tv_sec: 0, tv_nsec: utimeOmit), FileTime.timespec(modificationTimeNs)]
-        guard futimens(fd, &times) == 0, fsync(fd) == 0 else {
-            throw RepairFailure(reason: "cannot finish the repaired copy: \(String(cString: strerror(errno)))")
-        }
-    }
-
-    private static func syncDirectory(_ url: URL) {
-        let fd = open(url.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        fsync(fd)
-        close(fd)
+        fsync(parent.rawValue)
+        return (kept, fetched)
     }
 
     /// A folder name that sorts by time: `2026-12-05T10-20-34Z`.

@@ -169,7 +169,7 @@ struct OffloadCommand {
         var outcomes: [Outcome] = []
         var eligible: [(index: Int, paths: [LibraryPath])] = []
         var rows: [OffloadedFile] = []
-        let now = Date(), root = library.path
+        let now = Date(), root = OffloadedFile.libraryKey(library)
         for (index, (asset, holders)) in batch.enumerated() {
             outcomes.append(.removed)
             var paths: [LibraryPath] = []

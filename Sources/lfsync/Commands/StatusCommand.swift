@@ -44,7 +44,7 @@ struct StatusCommand {
         let config = try DeviceConfig.load(from: home.configURL)
         let ledger = try home.ledger()
         let resolver = PeerResolver(config: config, localDeviceID: identity.deviceID)
-        var peers: [(name: String, key: PeerKey)] = config.peers.map { ($0.name, PeerKey(rawValue: (try? DeviceID(parsing: $0.deviceID))?.description ?? $0.deviceID)) }
+        var peers = config.ledgerKeys.map { (name: $0.name, key: $0.key) }
         for key in try await ledger.read({ store throws(SQLiteError) in try store.peers() }) where !peers.contains(where: { $0.key == key }) {
             peers.append(((try? DeviceID(parsing: key.rawValue))?.shortForm ?? key.rawValue, key))
         }
@@ -122,7 +122,7 @@ struct StatusCommand {
                 console.result("    \(asset.state.padding(toLength: 8, withPad: " ", startingAt: 0)) \(asset.path)")
             }
         }
-        try await printOffloaded(in: arguments.positionals.first.map { try DirectoryArgument.existing($0).path }, ledger: ledger, config: config)
+        try await printOffloaded(in: arguments.positionals.first.map { OffloadedFile.libraryKey(try DirectoryArgument.existing($0)) }, ledger: ledger, config: config)
         return .success
     }
 }
@@ -135,12 +135,11 @@ extension StatusCommand {
             if let library { try store.offloaded(inLibrary: library) } else { try store.allOffloaded() }
         }
         guard !files.isEmpty else { return }
-        let names = Dictionary(config.peers.map { ($0.deviceID, $0.name) }, uniquingKeysWith: { first, _ in first })
         let bytes = files.reduce(UInt64(0)) { $0 + $1.size }
         console.result("offloaded here: \(files.count) file\(files.count == 1 ? "" : "s") (\(ByteCountText.format(bytes))); 'lfsync pull' brings them back")
         guard console.verbosity == .verbose else { return }
         for file in files {
-            let holders = file.holders.map { names[$0] ?? (try? DeviceID(parsing: $0))?.shortForm ?? $0 }
+            let holders = file.holders.map(config.displayName(ofDeviceID:))
             console.result("    offloaded \(PrintablePath.escape(file.path.string)), held by \(holders.joined(separator: ", "))")
         }
     }

@@ -72,7 +72,7 @@ struct VerifyCommand {
         if arguments[Self.repair] {
             let outcome = try await repair(damage, in: library)
             (report.repaired, report.unrepaired) = (outcome.repaired, outcome.unrepaired)
-            for (path, _) in (upgrade?.damaged ?? []).map({ ($0, ()) }) {
+            for path in upgrade?.damaged ?? [] {
                 report.unrepaired?.append(.init(path: path, reason: "found by the hash upgrade: no chunk hashes recorded to repair it against"))
             }
         }

@@ -23,8 +23,8 @@ struct WhereisCommand {
     }
 
     struct AssetPlace: Encodable {
-        var path: String
-        var files: [String]
+        var path: RelativePath
+        var files: [RelativePath]
         var contentID: String
         var bytes: UInt64
         /// Here, or offloaded from here (then `holders` proved they held it when it went).
@@ -39,22 +39,21 @@ struct WhereisCommand {
         let ledger = try home.ledger()
         let paths = arguments.positionals.isEmpty ? [FileManager.default.currentDirectoryPath] : arguments.positionals
         let targets = try paths.map { try Self.locate($0, home: home) }
-        var peers: [(name: String, key: PeerKey, id: String)] = config.peers.map {
-            ($0.name, PeerKey(rawValue: (try? DeviceID(parsing: $0.deviceID))?.description ?? $0.deviceID), $0.deviceID)
-        }
+        var peers = config.ledgerKeys
         if let only = try arguments.value(Self.missingOn) {
             let target = try PeerResolver(config: config, localDeviceID: identity.deviceID).resolve(only)
             guard let id = target.deviceID else { throw UsageError(message: "--missing-on needs a name or Device ID", hint: nil) }
             peers = [(target.label, PeerKey(rawValue: id.description), id.description)]
         }
-        let names = Dictionary(config.peers.map { ($0.deviceID, $0.name) }, uniquingKeysWith: { first, _ in first })
         var places: [AssetPlace] = []
         for (library, within) in targets {
             let index = try await HashUpgradeNotice.upgradedIndex(for: library, home: home, ledger: ledger, exclusions: ScanExclusions(), console: console)
-            let inside = { (path: RelativePath) in within.map { path.string == $0 || path.string.hasPrefix($0 + "/") } ?? true }
+            // By bytes, as every path is compared: an NFC folder is not its NFD twin.
+            let prefix = within.map { Array(($0.string + "/").utf8) }
+            let inside = { (path: RelativePath) in within.map { path == $0 || Array(path.string.utf8).starts(with: prefix ?? []) } ?? true }
             let assets = try await LibraryScanner(root: library, cache: index.scanCache, chunkIndex: index.chunkIndex).scan().assets
                 .filter { $0.files.contains { inside($0.manifest.path) } }
-            let root = library.path
+            let root = OffloadedFile.libraryKey(library)
             let offloaded = try await ledger.read { store throws(SQLiteError) in try store.offloaded(inLibrary: root) }
                 .filter { inside($0.path) }
             var contents = assets.map(\.contentID)
@@ -67,12 +66,12 @@ struct WhereisCommand {
             func devices(_ content: ContentID) -> [DeviceState] {
                 peers.map { peer in
                     let entry = rows[peer.key]?[content]
-                    return DeviceState(peer: peer.name, deviceID: peer.id, state: (entry?.state ?? .pending).rawValue, at: entry?.updatedAt)
+                    return DeviceState(peer: peer.name, deviceID: peer.deviceID, state: (entry?.state ?? .pending).rawValue, at: entry?.updatedAt)
                 }
             }
             for asset in assets {
                 places.append(AssetPlace(
-                    path: asset.primaryPath.string, files: asset.files.map(\.manifest.path.string), contentID: asset.contentID.hex,
+                    path: asset.primaryPath, files: asset.files.map(\.manifest.path), contentID: asset.contentID.hex,
                     bytes: asset.totalSize, here: "here", holders: nil, devices: devices(asset.contentID)))
             }
             // Offloaded files, one entry per content (its files together), unless a file is back.
@@ -80,9 +79,9 @@ struct WhereisCommand {
             var byContent: [ContentID: [OffloadedFile]] = [:]
             for file in offloaded where !present.contains(file.path) { byContent[file.content, default: []].append(file) }
             for (content, files) in byContent.sorted(by: { $0.value[0].path < $1.value[0].path }) {
-                let holders = files[0].holders.map { names[$0] ?? (try? DeviceID(parsing: $0))?.shortForm ?? $0 }
+                let holders = files[0].holders.map(config.displayName(ofDeviceID:))
                 places.append(AssetPlace(
-                    path: files[0].path.string, files: files.map(\.path.string), contentID: content.hex,
+                    path: files[0].path, files: files.map(\.path), contentID: content.hex,
                     bytes: files.reduce(0) { $0 + $1.size }, here: "offloaded", holders: holders, devices: devices(content)))
             }
         }
@@ -101,7 +100,7 @@ struct WhereisCommand {
             let others = place.devices.map { device in
                 "\(device.peer): \(device.state)\(device.state == SyncState.synced.rawValue ? device.at.map { " " + formatter.string(from: $0) } ?? "" : "")"
             }
-            console.result("\(PrintablePath.escape(place.path))\(here)  \(others.joined(separator: "  "))")
+            console.result("\(PrintablePath.escape(place.path.string))\(here)  \(others.joined(separator: "  "))")
         }
         console.note("\(places.count) asset\(places.count == 1 ? "" : "s")")
         return .success
@@ -113,7 +112,7 @@ extension WhereisCommand {
     /// that lfsync has indexed (a push, serve, pull or scan of it), so that a photo or a
     /// subfolder is answered from that library's cache; else PATH itself, as a library.
     /// - Returns: the library, and PATH relative to it (nil: the whole library).
-    static func locate(_ path: String, home: StateHome) throws -> (library: URL, within: String?) {
+    static func locate(_ path: String, home: StateHome) throws -> (library: URL, within: RelativePath?) {
         let url = URL(fileURLWithPath: path).standardizedFileURL
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw CommandFailure(message: "'\(path)' does not exist (an offloaded file is named by its library: 'lfsync whereis LIBRARY')", exitCode: .usage)
@@ -121,7 +120,8 @@ extension WhereisCommand {
         var candidate = url
         while true {
             if FileManager.default.fileExists(atPath: home.libraryIndex(for: candidate).path) {
-                let relative = url.path == candidate.path ? nil : String(url.path.dropFirst(candidate.path.count).drop { $0 == "/" })
+                let below = url.path.utf8.dropFirst(candidate.path.utf8.count).drop { $0 == UInt8(ascii: "/") }
+                let relative = below.isEmpty ? nil : RelativePath(String(decoding: below, as: UTF8.self))
                 return (URL(fileURLWithPath: candidate.path, isDirectory: true), relative)
             }
             let parent = candidate.deletingLastPathComponent()

@@ -9,7 +9,7 @@ enum RestoreOffloaded {
     /// The library's offloaded files that are not back yet; the rows of those that are
     /// (brought back some other way) are forgotten first.
     static func stillMissing(in library: URL, ledger: SyncStateStore) async throws -> [OffloadedFile] {
-        let root = library.path
+        let root = OffloadedFile.libraryKey(library)
         let rows = try await ledger.read { store throws(SQLiteError) in try store.offloaded(inLibrary: root) }
         guard !rows.isEmpty else { return [] }
         _ = try await forgetReturned(rows, in: library, ledger: ledger)
@@ -24,7 +24,7 @@ enum RestoreOffloaded {
         guard !rows.isEmpty else { return 0 }
         let directory = try LibraryDirectory(path: library.path)
         let back = rows.filter { isBack($0, in: directory) }.map(\.path)
-        let root = library.path
+        let root = OffloadedFile.libraryKey(library)
         try await ledger.write { store throws(SQLiteError) in try store.forgetOffloaded(inLibrary: root, paths: back) }
         return back.count
     }

@@ -132,6 +132,11 @@ import Testing
             #expect(places.allSatisfy { $0.here == "offloaded" && Set($0.holders ?? []) == ["nas", "desktop"] })
             let status = try await home.laptop.run(["status", home.laptop.library.path])
             #expect(status.stdout.contains("offloaded here: \(home.original.count) files"), "\(status.stdout)")
+            // The same library reached through a symlink is the same library.
+            let link = root.appendingPathComponent("pictures-link")
+            try FileManager.default.createSymbolicLink(at: link, withDestinationURL: home.laptop.library)
+            let linked = try await home.laptop.run(["status", link.path])
+            #expect(linked.stdout.contains("offloaded here: \(home.original.count) files"), "\(linked.stdout)")
             // Nothing changed on the other devices.
             #expect(try EngineHarness.tree(home.nas.library) == nasBefore)
 
