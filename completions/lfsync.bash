@@ -186,14 +186,23 @@ _lfsync_serve() {
         option=$prev value=$cur
     fi
     case $option in
-        --library) __lfsync_files "$value" -d; return 0 ;;
         --listen) return 0 ;;
         --chmod) return 0 ;;
         --bwlimit) return 0 ;;
         --exclude) return 0 ;;
         --exclude-from) __lfsync_files "$value"; return 0 ;;
+        --library) __lfsync_files "$value" -d; return 0 ;;
     esac
-    __lfsync_reply "$cur" '--library --listen --no-advertise --chmod --bwlimit --exclude --exclude-from --no-default-excludes -q --quiet -v --verbose -h --help'
+    __lfsync_count_arguments '--listen --chmod --bwlimit --exclude --exclude-from --library'
+    if (( __lfsync_only_arguments == 0 )) && [[ $cur == -* ]]; then
+        __lfsync_reply "$cur" '--listen --no-advertise --chmod --bwlimit --exclude --exclude-from --no-default-excludes --library -q --quiet -v --verbose -h --help'
+        return 0
+    fi
+    case $__lfsync_count in
+        0) __lfsync_files "$cur" -d ;;
+        *) __lfsync_reply "$cur" '--listen --no-advertise --chmod --bwlimit --exclude --exclude-from --no-default-excludes --library -q --quiet -v --verbose -h --help' ;;
+    esac
+    return 0
 }
 
 _lfsync_push() {
@@ -256,12 +265,21 @@ _lfsync_pull() {
     fi
     case $option in
         --from) __lfsync_peers "$value"; return 0 ;;
-        --library) __lfsync_files "$value" -d; return 0 ;;
         --bwlimit) return 0 ;;
         --exclude) return 0 ;;
         --exclude-from) __lfsync_files "$value"; return 0 ;;
+        --library) __lfsync_files "$value" -d; return 0 ;;
     esac
-    __lfsync_reply "$cur" '--from --library --batch --bwlimit --exclude --exclude-from --no-default-excludes -q --quiet -v --verbose -h --help'
+    __lfsync_count_arguments '--from --bwlimit --exclude --exclude-from --library'
+    if (( __lfsync_only_arguments == 0 )) && [[ $cur == -* ]]; then
+        __lfsync_reply "$cur" '--from --batch --bwlimit --exclude --exclude-from --no-default-excludes --library -q --quiet -v --verbose -h --help'
+        return 0
+    fi
+    case $__lfsync_count in
+        0) __lfsync_files "$cur" -d ;;
+        *) __lfsync_reply "$cur" '--from --batch --bwlimit --exclude --exclude-from --no-default-excludes --library -q --quiet -v --verbose -h --help' ;;
+    esac
+    return 0
 }
 
 _lfsync_status() {
@@ -325,7 +343,7 @@ _lfsync_offload() {
         return 0
     fi
     case $__lfsync_count in
-        *) __lfsync_files "$cur" -d ;;
+        *) __lfsync_files "$cur" ;;
     esac
     return 0
 }
@@ -361,10 +379,19 @@ _lfsync_verify() {
         option=$prev value=$cur
     fi
     case $option in
-        --library) __lfsync_files "$value" -d; return 0 ;;
         --from) __lfsync_peers "$value"; return 0 ;;
+        --library) __lfsync_files "$value" -d; return 0 ;;
     esac
-    __lfsync_reply "$cur" '--library --repair --from --clear-damaged --json -q --quiet -v --verbose -h --help'
+    __lfsync_count_arguments '--from --library'
+    if (( __lfsync_only_arguments == 0 )) && [[ $cur == -* ]]; then
+        __lfsync_reply "$cur" '--repair --from --clear-damaged --json --library -q --quiet -v --verbose -h --help'
+        return 0
+    fi
+    case $__lfsync_count in
+        0) __lfsync_files "$cur" -d ;;
+        *) __lfsync_reply "$cur" '--repair --from --clear-damaged --json --library -q --quiet -v --verbose -h --help' ;;
+    esac
+    return 0
 }
 
 _lfsync_completions() {

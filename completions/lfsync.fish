@@ -116,7 +116,6 @@ complete -c lfsync -n '__fish_lfsync_command_is untrust' -s h -l help -d 'Show h
 complete -c lfsync -n '__fish_lfsync_argument_is untrust 1' -a '(__fish_lfsync_peers)' -d 'Name or Device ID (or a unique prefix).'
 
 # lfsync serve
-complete -c lfsync -n '__fish_lfsync_command_is serve' -l library -x -a '(__fish_complete_directories)' -d 'The folder to receive into (required).'
 complete -c lfsync -n '__fish_lfsync_command_is serve' -l listen -x -d 'Address to listen on (default [::]:7878).'
 complete -c lfsync -n '__fish_lfsync_command_is serve' -l no-advertise -d 'Do not advertise; peers connect by address.'
 complete -c lfsync -n '__fish_lfsync_command_is serve' -l chmod -x -d 'Change the modes of received files and new folders, in rsync\'s --chmod syntax (e.g. Dg+s,ug+w,Fo-w or D2775,F664); the umask still applies.'
@@ -124,9 +123,11 @@ complete -c lfsync -n '__fish_lfsync_command_is serve' -l bwlimit -x -d 'Send at
 complete -c lfsync -n '__fish_lfsync_command_is serve' -l exclude -x -d 'Leave out files matching PATTERN (gitignore syntax; repeatable; !PATTERN takes a file back).'
 complete -c lfsync -n '__fish_lfsync_command_is serve' -l exclude-from -r -F -d 'Read exclude patterns from FILE, one per line (gitignore syntax).'
 complete -c lfsync -n '__fish_lfsync_command_is serve' -l no-default-excludes -d 'Do not leave out .DS_Store, ._*, Thumbs.db, desktop.ini, @eaDir/, .thumbnails/, .Trash-*/ by default.'
+complete -c lfsync -n '__fish_lfsync_command_is serve' -l library -x -a '(__fish_complete_directories)' -d 'Deprecated spelling of PATH.'
 complete -c lfsync -n '__fish_lfsync_command_is serve' -s q -l quiet -d 'Print nothing but errors.'
 complete -c lfsync -n '__fish_lfsync_command_is serve' -s v -l verbose -d 'Print more detail.'
 complete -c lfsync -n '__fish_lfsync_command_is serve' -s h -l help -d 'Show help for the command.'
+complete -c lfsync -n '__fish_lfsync_argument_is serve 1 --listen --chmod --bwlimit --exclude --exclude-from --library' -a '(__fish_complete_directories)' -d 'The library to receive into (created when missing).'
 
 # lfsync push
 complete -c lfsync -n '__fish_lfsync_command_is push' -l to -x -a '(__fish_lfsync_peers)' -d 'Target peers: names, Device IDs (or unique prefixes) or HOST:PORT.'
@@ -161,15 +162,16 @@ complete -c lfsync -n '__fish_lfsync_argument_is watch 1+ --to --settle --rescan
 
 # lfsync pull
 complete -c lfsync -n '__fish_lfsync_command_is pull' -l from -x -a '(__fish_lfsync_peers)' -d 'The peer to pull from (it must trust this device with --allow-pull).'
-complete -c lfsync -n '__fish_lfsync_command_is pull' -l library -x -a '(__fish_complete_directories)' -d 'The folder to receive into.'
 complete -c lfsync -n '__fish_lfsync_command_is pull' -l batch -d 'Unattended: never prompt, lock, quiet on success.'
 complete -c lfsync -n '__fish_lfsync_command_is pull' -l bwlimit -x -d 'Send at most RATE for the whole run, shared by every peer (KiB/s; K, M, G suffixes as rsync; 0 = no limit).'
 complete -c lfsync -n '__fish_lfsync_command_is pull' -l exclude -x -d 'Leave out files matching PATTERN (gitignore syntax; repeatable; !PATTERN takes a file back).'
 complete -c lfsync -n '__fish_lfsync_command_is pull' -l exclude-from -r -F -d 'Read exclude patterns from FILE, one per line (gitignore syntax).'
 complete -c lfsync -n '__fish_lfsync_command_is pull' -l no-default-excludes -d 'Do not leave out .DS_Store, ._*, Thumbs.db, desktop.ini, @eaDir/, .thumbnails/, .Trash-*/ by default.'
+complete -c lfsync -n '__fish_lfsync_command_is pull' -l library -x -a '(__fish_complete_directories)' -d 'Deprecated spelling of PATH.'
 complete -c lfsync -n '__fish_lfsync_command_is pull' -s q -l quiet -d 'Print nothing but errors.'
 complete -c lfsync -n '__fish_lfsync_command_is pull' -s v -l verbose -d 'Print more detail.'
 complete -c lfsync -n '__fish_lfsync_command_is pull' -s h -l help -d 'Show help for the command.'
+complete -c lfsync -n '__fish_lfsync_argument_is pull 1 --from --bwlimit --exclude --exclude-from --library' -a '(__fish_complete_directories)' -d 'The library to receive into.'
 
 # lfsync status
 complete -c lfsync -n '__fish_lfsync_command_is status' -l peer -x -a '(__fish_lfsync_peers)' -d 'Only this peer.'
@@ -197,7 +199,7 @@ complete -c lfsync -n '__fish_lfsync_command_is offload' -l json -d 'Print machi
 complete -c lfsync -n '__fish_lfsync_command_is offload' -s q -l quiet -d 'Print nothing but errors.'
 complete -c lfsync -n '__fish_lfsync_command_is offload' -s v -l verbose -d 'Print more detail.'
 complete -c lfsync -n '__fish_lfsync_command_is offload' -s h -l help -d 'Show help for the command.'
-complete -c lfsync -n '__fish_lfsync_argument_is offload 1+ --copies --peers --timeout' -a '(__fish_complete_directories)' -d 'A library folder (repeatable).'
+complete -c lfsync -n '__fish_lfsync_argument_is offload 1+ --copies --peers --timeout' -F -d 'A library, or a folder or file in one (repeatable).'
 
 # lfsync scan
 complete -c lfsync -n '__fish_lfsync_command_is scan' -l json -d 'Print machine-readable JSON (stable keys) instead of text.'
@@ -211,14 +213,15 @@ complete -c lfsync -n '__fish_lfsync_command_is scan' -s h -l help -d 'Show help
 complete -c lfsync -n '__fish_lfsync_argument_is scan 1 --exclude --exclude-from' -a '(__fish_complete_directories)' -d 'The library folder to scan.'
 
 # lfsync verify
-complete -c lfsync -n '__fish_lfsync_command_is verify' -l library -x -a '(__fish_complete_directories)' -d 'The folder to verify (default: the current directory).'
 complete -c lfsync -n '__fish_lfsync_command_is verify' -l repair -d 'Heal corrupt files: fetch only their bad chunks from a trusted device that holds them verified, check them, and replace each file atomically, keeping the damaged copy in .lfsync/damaged.'
 complete -c lfsync -n '__fish_lfsync_command_is verify' -l from -x -a '(__fish_lfsync_peers)' -d 'With --repair: fetch from this trusted device (default: the first that answers the holding check "held and verified").'
 complete -c lfsync -n '__fish_lfsync_command_is verify' -l clear-damaged -d 'Remove the damaged copies earlier repairs kept in .lfsync/damaged, and nothing else.'
 complete -c lfsync -n '__fish_lfsync_command_is verify' -l json -d 'Print machine-readable JSON (stable keys) instead of text.'
+complete -c lfsync -n '__fish_lfsync_command_is verify' -l library -x -a '(__fish_complete_directories)' -d 'Deprecated spelling of PATH.'
 complete -c lfsync -n '__fish_lfsync_command_is verify' -s q -l quiet -d 'Print nothing but errors.'
 complete -c lfsync -n '__fish_lfsync_command_is verify' -s v -l verbose -d 'Print more detail.'
 complete -c lfsync -n '__fish_lfsync_command_is verify' -s h -l help -d 'Show help for the command.'
+complete -c lfsync -n '__fish_lfsync_argument_is verify 1 --from --library' -a '(__fish_complete_directories)' -d 'The library to verify (default: the current directory).'
 
 # lfsync completions
 complete -c lfsync -n '__fish_lfsync_command_is completions' -s q -l quiet -d 'Print nothing but errors.'

@@ -98,7 +98,7 @@ def pair(name):
     run(nas, "trust", ids[laptop], "--name", "laptop", "--auto-accept")
     library, received = os.path.join(root, "library"), os.path.join(root, "received")
     os.makedirs(library)
-    serve = start(nas, ["serve", "--library", received, "--listen", "127.0.0.1:0", "--no-advertise"],
+    serve = start(nas, ["serve", received, "--listen", "127.0.0.1:0", "--no-advertise"],
                   os.path.join(root, "serve.out"), os.path.join(root, "serve.log"))
     address = None
 

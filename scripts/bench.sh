@@ -84,7 +84,7 @@ library_of() { echo "${library[$1]:-$work/$1/Pictures}"; }
 start_serve() {   # start_serve NAME [OPEN-FILE LIMIT]
   local name=$1 limit=${2:-$(ulimit -n)}
   mkdir -p "$(library_of "$name")" "$work/$name"
-  (ulimit -n "$limit" && LFSYNC_HOME="$work/$name/state" exec "$lfsync" serve --library "$(library_of "$name")" \
+  (ulimit -n "$limit" && LFSYNC_HOME="$work/$name/state" exec "$lfsync" serve "$(library_of "$name")" \
     --listen "127.0.0.1:$(port "$name")" --no-advertise >/dev/null 2>>"$work/$name/serve.log") &
   serve_pid[$name]=$!
   # serve indexes its library before it listens: allow for a large one.

@@ -29,7 +29,7 @@ for name in nas desktop spare; do
   as laptop trust "$(device_id $name)" --name $name --address 127.0.0.1:$port
   as $name trust "$(device_id laptop)" --name laptop --auto-accept
   # Started directly (not through `as`), so that $! is the server itself and the trap stops it.
-  LFSYNC_HOME="$out/$name/state" "$lfsync" serve --library "$out/$name/Pictures" --listen 127.0.0.1:$port --no-advertise \
+  LFSYNC_HOME="$out/$name/state" "$lfsync" serve "$out/$name/Pictures" --listen 127.0.0.1:$port --no-advertise \
     >/dev/null 2>"$out/$name/serve.log" &
   pids="$pids $!"
   port=$((port + 1))

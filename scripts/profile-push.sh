@@ -12,9 +12,9 @@ bin=$(cd "${1:-.build/release}" && pwd)
 w=${BENCH_DIR:-$PWD/bench-out/s9}
 command -v perf >/dev/null || { echo "needs perf (apt-get install linux-perf)" >&2; exit 1; }
 [ -d "$w/laptop/Pictures" ] || { echo "no corpus in $w: run make bench (or BENCH_TO=1 scripts/bench.sh) first" >&2; exit 1; }
-pkill -f "lfsync serve --library $w/d1" 2>/dev/null; sleep 0.5
+pkill -f "lfsync serve $w/d1" 2>/dev/null; sleep 0.5
 rm -rf "$w/d1/Pictures" "$w/d1/state/libraries"; mkdir -p "$w/d1/Pictures"; : > "$w/d1/serve.log"
-(LFSYNC_HOME=$w/d1/state exec "$bin/lfsync" serve --library "$w/d1/Pictures" --listen 127.0.0.1:18801 --no-advertise \
+(LFSYNC_HOME=$w/d1/state exec "$bin/lfsync" serve "$w/d1/Pictures" --listen 127.0.0.1:18801 --no-advertise \
   >/dev/null 2>>"$w/d1/serve.log") &
 spid=$!
 for _ in $(seq 1 100); do grep -q "listening on" "$w/d1/serve.log" && break; sleep 0.1; done

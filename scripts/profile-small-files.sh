@@ -16,7 +16,7 @@ mnt=$w/disk; mkdir -p $mnt; mountpoint -q $mnt && umount $mnt; rm -f $w/disk.img
 truncate -s 4G $w/disk.img; mkfs.ext4 -q -F $w/disk.img; mount -o loop $w/disk.img $mnt
 rm -rf $w/d1/state/libraries; mkdir -p $mnt/Pictures
 : > $w/serve.log
-(LFSYNC_HOME=$w/d1/state exec "$bin/lfsync" serve --library $mnt/Pictures --listen 127.0.0.1:18901 --no-advertise >/dev/null 2>>$w/serve.log) &
+(LFSYNC_HOME=$w/d1/state exec "$bin/lfsync" serve $mnt/Pictures --listen 127.0.0.1:18901 --no-advertise >/dev/null 2>>$w/serve.log) &
 spid=$!
 for _ in $(seq 1 200); do grep -q "listening on" $w/serve.log && break; sleep 0.1; done
 sync

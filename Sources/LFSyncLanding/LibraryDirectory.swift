@@ -117,7 +117,15 @@ package final class LibraryDirectory: Sendable {
         // Two rounds: a missing directory is created once, then opened.
         for _ in 0..<2 {
             let fd = openat(parent.rawValue, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-            if fd >= 0 { return (OwnedDescriptor(taking: fd), created) }
+            if fd >= 0 {
+                let directory = OwnedDescriptor(taking: fd)
+                // mkdir leaves out setgid (and a umask can drop more): the bits the rules asked
+                // for are set on the directory just made, through its own descriptor.
+                if created, let mode, UInt32(mode) & NewFileModes.directorySpecialBits != 0, fchmod(fd, mode) != 0 {
+                    throw .system(SystemError.current("chmod", path: displayPath()))
+                }
+                return (directory, created)
+            }
             let openErrno = errno
             switch openErrno {
             case ENOENT:

@@ -12,8 +12,8 @@ import LFSyncStore
 /// umask 022 and 0640 under 027, so a media server or another user of the
 /// household can read what a push brought. Setuid, setgid and sticky never
 /// come from a peer. A new directory is made as `mkdir` makes one (0777 and
-/// the umask, after the `D` rules), so a setgid parent still hands its group
-/// down. Staging and state stay private whatever these say.
+/// the umask, after the `D` rules, which may add setgid or sticky: `Dg+s`), so
+/// a setgid parent still hands its group down. Staging and state stay private whatever these say.
 public struct NewFileModes: Sendable, Equatable {
     public var umask: UInt32
     public var chmod: ChmodRules?
@@ -29,9 +29,16 @@ public struct NewFileModes: Sendable, Equatable {
         return mode_t(requested & 0o777 & ~umask)
     }
 
-    /// The mode handed to `mkdirat` for a directory the receiver creates.
+    /// The mode a directory the receiver creates gets. The receiver's own `D` rules may add
+    /// setgid (`Dg+s`: new folders keep the parent's group, as a shared household folder
+    /// wants) and the sticky bit; never setuid, and nothing from a peer (a directory's mode
+    /// never comes from the wire). `mkdirat` drops setgid, so `LibraryDirectory` sets these
+    /// bits again on the new directory's descriptor.
     public var directoryMode: mode_t {
         let requested = chmod?.apply(to: 0o777, isDirectory: true) ?? 0o777
-        return mode_t(requested & 0o777 & ~umask)
+        return mode_t(requested & (0o777 | Self.directorySpecialBits) & ~umask)
     }
+
+    /// Setgid and sticky: the special bits a directory may get from the receiver's own rules.
+    package static let directorySpecialBits: UInt32 = 0o3000
 }

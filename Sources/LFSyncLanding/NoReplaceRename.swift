@@ -8,9 +8,7 @@ import LFSyncStore
 /// the installer's one way of putting a file into the library.
 ///
 /// `renameat2(RENAME_NOREPLACE)` makes "check that the name is free" and
-/// "take it" one atomic step. Swift cannot see glibc's wrapper (it is behind
-/// `_GNU_SOURCE`) nor call the variadic `syscall`, so the wrapper is looked up
-/// with `dlsym`; glibc has had it since 2.28. Where it is missing, or the
+/// "take it" one atomic step (`RenameAt2`). Where it is missing, or the
 /// file system rejects the flag, `linkat` + `unlinkat` gives the same
 /// guarantee (a hard link never replaces an existing name). Only on a file
 /// system without hard links either do we fall back to check-then-`renameat`,
@@ -27,15 +25,6 @@ package enum NoReplaceRename {
         case best, link, checkThenRename
     }
 
-    private typealias RenameAt2 = @convention(c) (Int32, UnsafePointer<CChar>?, Int32, UnsafePointer<CChar>?, UInt32) -> Int32
-    /// `RENAME_NOREPLACE` from `<linux/fs.h>`: part of the kernel ABI.
-    private static let renameNoReplaceFlag: UInt32 = 1
-
-    private static let renameat2: RenameAt2? = {
-        guard let program = dlopen(nil, RTLD_NOW), let symbol = dlsym(program, "renameat2") else { return nil }
-        return unsafeBitCast(symbol, to: RenameAt2.self)
-    }()
-
     /// Renames `sourceName` in `source` to `destinationName` in `destination`
     /// unless that name is taken. `what` names the destination in errors.
     package static func rename(
@@ -43,10 +32,10 @@ package enum NoReplaceRename {
         to destinationName: String, in destination: OwnedDescriptor,
         what: @autoclosure () -> String, strategy: Strategy = .best
     ) throws(SystemError) -> Outcome {
-        if strategy == .best, let renameat2 {
+        if strategy == .best, let renameat2 = RenameAt2.function {
             // `withCString`: a short name passed as a String argument would be copied to the heap.
             while sourceName.withCString({ from in
-                destinationName.withCString { to in renameat2(source.rawValue, from, destination.rawValue, to, renameNoReplaceFlag) }
+                destinationName.withCString { to in renameat2(source.rawValue, from, destination.rawValue, to, RenameAt2.noReplace) }
             }) != 0 {
                 switch errno {
                 case EINTR: continue

@@ -140,5 +140,12 @@ enum StateSchema {
             -- this, each such question reads every row of the ledger.
             CREATE INDEX sync_state_synced_by_content ON sync_state (content_id, updated_at_ms) WHERE state = 'synced';
             """),
+        Migration(version: 8, name: "offloaded files keep their manifests", sql: """
+            -- What a pull needs to put each offloaded file back at its own path, whatever path
+            -- the holder keeps the content at: the file's manifest (its file hash and chunk
+            -- list), so the file is rebuilt chunk by chunk and its record goes only when that
+            -- path holds that file hash again. NULL for rows written before this version.
+            ALTER TABLE offloaded ADD COLUMN manifest BLOB;
+            """),
     ])
 }

@@ -47,12 +47,13 @@ extension SyncStateStore {
         guard !files.isEmpty else { return }
         try database.write { db throws(SQLiteError) in
             let insert = try db.cachedStatement("""
-                INSERT OR REPLACE INTO offloaded (library, path, content_id, size, holders, at_ms) VALUES (?, ?, ?, ?, ?, ?)
+                INSERT OR REPLACE INTO offloaded (library, path, content_id, size, holders, at_ms, manifest) VALUES (?, ?, ?, ?, ?, ?, ?)
                 """)
             for file in files {
                 try insert.execute([
                     .text(file.library), .text(file.path.string), .blob(file.content.hash.bytes),
                     .integer(Int64(bitPattern: file.size)), .text(file.holders.joined(separator: " ")), .integer(Self.milliseconds(file.at)),
+                    file.manifest.map { .blob($0.encoded()) } ?? .null,
                 ])
             }
         }
@@ -61,12 +62,19 @@ extension SyncStateStore {
     /// The files offloaded from the library at `library`, by path.
     package func offloaded(inLibrary library: String) throws(SQLiteError) -> [OffloadedFile] {
         try database.withDatabase { db throws(SQLiteError) in
-            try db.cachedStatement("SELECT path, content_id, size, holders, at_ms FROM offloaded WHERE library = ? ORDER BY path")
+            try db.cachedStatement("SELECT path, content_id, size, holders, at_ms, manifest FROM offloaded WHERE library = ? ORDER BY path")
                 .rows([.text(library)]) { row -> OffloadedFile? in
                     guard let path = row.text(at: 0), let content = Self.contentID(in: row, at: 1) else { return nil }
+                    let size = UInt64(bitPattern: row.int64(at: 2))
+                    // Read back as untrusted: a manifest that does not decode, or describes another
+                    // file, is as good as none (the row is then restored as an old one is).
+                    let manifest = row.blob(at: 5).flatMap { try? FileManifest(encoded: $0) }.flatMap {
+                        $0.path == RelativePath(path) && $0.size == size ? $0 : nil
+                    }
                     return OffloadedFile(
-                        library: library, path: RelativePath(path), content: content, size: UInt64(bitPattern: row.int64(at: 2)),
-                        holders: (row.text(at: 3) ?? "").split(separator: " ").map(String.init), at: Self.date(milliseconds: row.int64(at: 4)))
+                        library: library, path: RelativePath(path), content: content, size: size,
+                        holders: (row.text(at: 3) ?? "").split(separator: " ").map(String.init), at: Self.date(milliseconds: row.int64(at: 4)),
+                        manifest: manifest)
                 }
                 .compactMap { $0 }
         }

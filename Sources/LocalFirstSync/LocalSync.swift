@@ -107,6 +107,9 @@ public actor LocalSync {
     private let incomingTransferStream = AsyncStream<IncomingTransfer>.makeStream(bufferingPolicy: .bufferingNewest(256))
     private let preparation = AsyncStream<ScanProgress>.makeStream(bufferingPolicy: .bufferingNewest(1))
     /// Called when a trusted peer asks us to offer what it lacks.
+    /// What this device is sending in answer to each device's Pulls and Fetches: cut off
+    /// when that device loses the permission to pull (`updateTrust`).
+    private var pullAnswers: [DeviceID: [OutgoingTransfer]] = [:]
     private var pullHandler: (@Sendable (Peer) async -> [Asset])?
     private var pullLibrary: URL?
     /// Answers trusted devices' holding checks, once `serveHoldings` gave it a library.
@@ -252,6 +255,7 @@ public actor LocalSync {
     private var connectFailures: [DeviceID: String] = [:]
 
     private func dial(_ address: PeerAddress, expecting expected: DeviceID?, timeout: Duration) async throws(SyncError) -> Peer {
+        if expected == identity.deviceID { throw Self.selfConnection(address) }
         let connection: any Connection
         do { connection = limited(try await transport.connect(to: address, timeout: timeout)) } catch {
             throw .connectionFailed("\(address): \(error)")
@@ -259,6 +263,12 @@ public actor LocalSync {
         let channel: SecureChannel
         do { channel = try await SecureChannel.initiate(over: connection, identity: identity, expectedPeer: expected) } catch {
             throw .connectionFailed("\(address): \(error)")
+        }
+        // A device is never its own peer: it would answer its own holding checks and count
+        // itself as one of its own copies.
+        guard channel.remoteDeviceID != identity.deviceID else {
+            await channel.close()
+            throw Self.selfConnection(address)
         }
         do {
             let peer = try await ConnectionSetUp.initiate(on: channel, hello: hello(), address: address)
@@ -272,6 +282,10 @@ public actor LocalSync {
             await channel.close()
             throw .connectionFailed("\(address): \(error)")
         }
+    }
+
+    private static func selfConnection(_ address: PeerAddress) -> SyncError {
+        .connectionFailed("\(address) is this device itself (its own Device ID): a device cannot be its own peer")
     }
 
     /// Every byte this engine sends goes through the run's budget, when it has one.
@@ -294,6 +308,15 @@ public actor LocalSync {
         let previous = currentTrust.replace(with: policy)
         let cut = sessions.values.filter {
             previous.acceptsConnection(from: $0.peer.deviceID) && !policy.acceptsConnection(from: $0.peer.deviceID)
+        }
+        // A device that may no longer pull gets no more of what its pulls asked for; its
+        // later Pulls, Fetches and chunk requests are refused (each reads the policy in force).
+        for (id, answers) in pullAnswers where previous.mayPull(id) && !policy.mayPull(id) {
+            pullAnswers[id] = nil
+            let running = answers.filter { $0.summariesIfCompleted == nil }
+            guard !running.isEmpty else { continue }
+            configuration.log("\(sessions[id]?.peer.description ?? id.shortForm) may no longer pull: stopped sending what it pulled")
+            for transfer in running { transfer.requestCancel() }
         }
         for session in cut {
             configuration.log("\(session.peer) is no longer trusted: closing its connection")
@@ -366,7 +389,7 @@ public actor LocalSync {
         case .notHeld:
             return nil
         case .refused:
-            throw .declined(reason: "\(peer) does not answer this device's chunk requests (not trusted there)")
+            throw .declined(reason: "\(peer) does not let this device read its bytes (not allowed to pull there: 'lfsync trust ... --allow-pull' on it)")
         }
     }
 
@@ -443,6 +466,11 @@ public actor LocalSync {
             return nil
         }
         await channel.limitIncomingFrames(to: WireProtocol.setUpFrameLimit)
+        guard channel.remoteDeviceID != identity.deviceID else {
+            logHandshakeFailure("refused a connection from \(connection.remoteAddress.map { "\($0.host)" } ?? "?"): it proved this device's own ID")
+            await channel.close()
+            return nil
+        }
         do {
             let theirs = try await ConnectionSetUp.receiveHello(on: channel)
             watchdog.cancel()
@@ -708,10 +736,14 @@ public actor LocalSync {
         return await holdings.answers(to: check)
     }
 
-    /// A chunk request from `peer`: answered only to a device in the trust list, from the
-    /// receiving library's chunk index, with bytes read and checked now.
+    /// A chunk request from `peer`: reading this device's bytes, so answered only to a device
+    /// allowed to pull (PROTOCOL.md, "Who may read a device's bytes"), from the receiving
+    /// library's chunk index, with bytes read and checked now.
     private func answerChunkRequest(_ request: WireMessage.ChunkRequest, from peer: Peer) async -> WireMessage.ChunkReply.Outcome {
-        guard currentTrust.policy.entries[peer.deviceID] != nil else { return .refused }
+        guard currentTrust.policy.mayPull(peer.deviceID) else {
+            if let line = refusalLog.note("refused a chunk request from \(peer): not allowed to pull") { configuration.log(line) }
+            return .refused
+        }
         guard let importer = try? importerForReceiving() else { return .notHeld }
         let (hash, length) = (request.chunkHash, request.length)
         let bytes = await holdingDisk.run { importer.verifiedChunk(hash: hash, length: length) }
@@ -723,7 +755,19 @@ public actor LocalSync {
         let (handler, library) = try pullSource(for: peer)
         let wanted = Set(contents)
         let assets = await handler(peer).filter { wanted.contains($0.contentID) }
-        _ = send(assets, from: library, to: .peers([peer]))
+        try answer(peer, with: assets, from: library)
+    }
+
+    /// Sends `assets` to `peer` in answer to its Pull or Fetch, unless it lost the permission
+    /// to pull while they were gathered; kept so that losing it later stops the sending.
+    private func answer(_ peer: Peer, with assets: [Asset], from library: URL) throws(SyncError) {
+        guard currentTrust.policy.mayPull(peer.deviceID) else {
+            throw .declined(reason: "\(peer) is not allowed to pull from this device")
+        }
+        let transfer = send(assets, from: library, to: .peers([peer]))
+        var answers = (pullAnswers[peer.deviceID] ?? []).filter { $0.summariesIfCompleted == nil }
+        answers.append(transfer)
+        pullAnswers[peer.deviceID] = answers
     }
 
     /// What a Pull or a Fetch from `peer` is answered from, if it may pull. A permission of
@@ -750,7 +794,7 @@ public actor LocalSync {
         let notSynced = Set((try? await store.read { store throws(SQLiteError) in
             try store.contentIDs(notSyncedWith: key, from: candidates)
         }) ?? candidates)
-        _ = send(assets.filter { notSynced.contains($0.contentID) }, from: library, to: .peers([peer]))
+        try answer(peer, with: assets.filter { notSynced.contains($0.contentID) }, from: library)
     }
 
     /// The assets without the files `rules` exclude (the puller's own rules): an

@@ -43,6 +43,9 @@ START_ALL=$(date +%s)
 cleanup() {
     status=$?
     trap - EXIT INT TERM
+    # The repair row keeps a library of a's on a loop-mounted disk, in a's mount namespace
+    # (which would release it with its last process anyway).
+    [ -n "${ROTDISK:-}" ] && on a umount -l "$ROTDISK" 2>/dev/null
     for d in $DEVICES; do stop_namespace "$P-$d"; done
     stop_namespace "$NS_BR"
     rm -rf "$WORK"
@@ -112,7 +115,7 @@ start_serve() {
     # SERVE_NOFILE: the open-file limit to serve under (the shell execs lfsync, so $! stays lfsync).
     nsenter -t "$h" -n -m -u -- env LFSYNC_HOME="$WORK/$d/home" AVAHI_COMPAT_NOWARN=1 \
         sh -c 'ulimit -n "$1" && shift && exec "$@"' serve "${SERVE_NOFILE:-1024}" \
-        "$LFSYNC" serve --library "$lib" --listen "0.0.0.0:$PORT" >>"$WORK/$d/serve.log" 2>&1 &
+        "$LFSYNC" serve "$lib" --listen "0.0.0.0:$PORT" >>"$WORK/$d/serve.log" 2>&1 &
     eval "SERVE_$d=$!"
     for _ in $(seq 1 100); do
         [ "$(grep -c "listening on" "$WORK/$d/serve.log" 2>/dev/null)" -gt "${before:-0}" ] && return 0
@@ -616,10 +619,13 @@ sample "$HOLD" 40000 || exit 1
 find "$HOLD" -type f -exec touch -d '2 hours ago' {} +
 cp -a "$HOLD" "$WORK/hold-original"
 for d in b c; do lf a push "$HOLD" --to "$d" --batch >/dev/null 2>"$WORK/hold-push.err" || { echo "push to $d failed: $(cat "$WORK/hold-push.err")"; exit 1; }; done
-# rot FILE: one bit flipped, size and modification time (to the nanosecond) kept.
-rot() { python3 -c 'import os, sys
+# rot FILE: one bit flipped, size and modification time (to the nanosecond) kept: an
+# in-place edit (its change time moves), which is what a holder's damaged copy looks like
+# to a proof.
+ROT_PY='import os, sys
 p = sys.argv[1]; st = os.stat(p); b = bytearray(open(p, "rb").read()); b[len(b) // 2] ^= 1
-open(p, "r+b").write(b); os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))' "$1"; }
+open(p, "r+b").write(b); os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))'
+rot() { python3 -c "$ROT_PY" "$1"; }
 files_in() { find "$1" -path "$1/.lfsync" -prune -o -type f -print | wc -l; }
 TOTAL=$(files_in "$HOLD")
 
@@ -641,25 +647,53 @@ if [ -z "$why" ]; then record offload-damaged-copy PASS "$(jq -r '.[0].bytesFree
 else record offload-damaged-copy FAIL - "$why $note $(head -c 300 "$WORK/off.err")"; dump_logs; fi
 
 # pull brings back every offloaded file, byte for byte.
-lf a pull --from b --library "$HOLD" >/dev/null 2>"$WORK/pullback.err"; rc=$?
+lf a pull --from b "$HOLD" >/dev/null 2>"$WORK/pullback.err"; rc=$?
 why=""
 [ $rc = 0 ] || why="pull exit $rc;"
 diffs=$(same "$WORK/hold-original" "$HOLD") || why="$why $diffs;"
 if [ -z "$why" ]; then record offload-pull-back PASS "$(lib_bytes "$HOLD")" "exit $rc, byte-exact: $(tail -n 2 "$WORK/pullback.err" | tr '\n' ' ' | head -c 160)"
 else record offload-pull-back FAIL - "$why $(head -c 300 "$WORK/pullback.err")"; dump_logs; fi
 
-# Bit rot on a: verify --repair fetches the bad chunk from a device that holds it verified.
-lf a scan "$HOLD" >/dev/null 2>&1   # the hashes verify compares with: recorded now, before the rot
-rot "$HOLD/Videos/birthday.mp4"
-lf a verify --library "$HOLD" --repair --json >"$WORK/repair.out" 2>"$WORK/repair.err"; rc=$?
+# Bit rot on a, made under its file system: verify --repair fetches the bad chunk from a
+# device that holds it verified. An in-place edit beside it (time put back) is no rot: kept.
+# The library lives on an ext4 of its own, loop-mounted in a's mount namespace, so that one
+# bit can be flipped in the disk image while it is unmounted: the file's inode, size and
+# times (its change time too) stay as they were, as on a disk that rots.
+ROTIMG="$WORK/rotdisk.img"; ROTDISK="$WORK/rotdisk"; ROT="$ROTDISK/lib"
+mkdir -p "$ROTDISK"
+truncate -s 64M "$ROTIMG" && mkfs.ext4 -q -F -b 4096 "$ROTIMG" && on a mount -o loop "$ROTIMG" "$ROTDISK" \
+    || { echo "cannot loop-mount an ext4 in a's namespace ('make test-deps' installs e2fsprogs)"; exit 1; }
+on a "$BENCH" sample-library "$ROT" --padding 40000 >/dev/null 2>&1 || { echo "no sample library on the disk"; exit 1; }
+on a rm -f "$ROT/Documents/outside-link"
+on a find "$ROT" -type f -exec touch -d '2 hours ago' {} +
+for d in b c; do lf a push "$ROT" --to "$d" --batch >/dev/null 2>"$WORK/rot-push.err" || { echo "push to $d failed: $(cat "$WORK/rot-push.err")"; exit 1; }; done
+on a cp "$ROT/Videos/birthday.mp4" "$WORK/birthday.healthy"
+on a cp "$ROT/Documents/notes.txt" "$WORK/notes.before"
+sleep 3.5   # left alone long enough for their change times to vouch for them
+lf a scan "$ROT" >/dev/null 2>&1   # the hashes verify compares with: recorded now, before the rot
+size=$(on a stat -c %s "$ROT/Videos/birthday.mp4"); off=$((size / 2))
+on a umount "$ROTDISK" || exit 1
+blk=$(debugfs -R "bmap /lib/Videos/birthday.mp4 $((off / 4096))" "$ROTIMG" 2>/dev/null)
+python3 -c 'import sys
+f = open(sys.argv[1], "r+b"); f.seek(int(sys.argv[2])); b = f.read(1); f.seek(int(sys.argv[2])); f.write(bytes([b[0] ^ 16])); f.close()' \
+    "$ROTIMG" $((blk * 4096 + off % 4096)) || exit 1
+on a mount -o loop "$ROTIMG" "$ROTDISK" || exit 1
+on a python3 -c "$ROT_PY" "$ROT/Documents/notes.txt"
+on a cp "$ROT/Documents/notes.txt" "$WORK/notes.edited"
+lf a verify "$ROT" --repair --json >"$WORK/repair.out" 2>"$WORK/repair.err"; rc=$?
 why=""
 [ $rc = 0 ] || why="verify --repair exit $rc;"
-cmp -s "$HOLD/Videos/birthday.mp4" "$WORK/hold-original/Videos/birthday.mp4" || why="$why not byte-exact after the repair;"
+on a cmp -s "$ROT/Videos/birthday.mp4" "$WORK/birthday.healthy" || why="$why not byte-exact after the repair;"
+jq -e '.modified == ["Documents/notes.txt"] and .corrupt == ["Videos/birthday.mp4"]' "$WORK/repair.out" >/dev/null 2>&1 \
+    || why="$why the edit and the rot were not told apart: $(jq -c '{corrupt, modified}' "$WORK/repair.out" 2>/dev/null);"
+on a cmp -s "$ROT/Documents/notes.txt" "$WORK/notes.edited" || why="$why the edit was reverted;"
+cmp -s "$WORK/notes.before" "$WORK/notes.edited" && why="$why the edit did not happen;"
 kept=$(jq -r '.repaired[0].damagedCopy // empty' "$WORK/repair.out" 2>/dev/null)
-[ -n "$kept" ] && [ -f "$HOLD/$kept" ] || why="$why the damaged copy was not kept;"
-note="exit $rc: $(jq -r '.repaired[0] | "\(.chunks) chunk, \(.bytes) B from \(.from)"' "$WORK/repair.out" 2>/dev/null)"
+[ -n "$kept" ] && on a test -f "$ROT/$kept" || why="$why the damaged copy was not kept;"
+note="exit $rc: $(jq -r '.repaired[0] | "\(.chunks) chunk, \(.bytes) B from \(.from)"' "$WORK/repair.out" 2>/dev/null); the edit beside it kept"
 if [ -z "$why" ]; then record repair-bit-rot PASS "$(jq -r '.repaired[0].bytes' "$WORK/repair.out")" "$note"
 else record repair-bit-rot FAIL - "$why $note $(head -c 300 "$WORK/repair.err")"; dump_logs; fi
+on a umount "$ROTDISK"; ROTDISK=""
 
 # One device under two names counts once: b by name and by Device ID is one copy.
 lf a offload "$HOLD" --copies 2 --yes --peers "b,$ID_b" --json >"$WORK/twice.out" 2>"$WORK/twice.err"; rc=$?
@@ -708,7 +742,7 @@ lf a whereis "$HOLD" --json >"$WORK/kill-where.json" 2>/dev/null
 recorded=$(jq '[.[] | select(.here == "offloaded" and (.holders | sort) == ["b", "c"]) | .files | length] | add // 0' "$WORK/kill-where.json")
 why=""
 [ $((present + recorded)) -ge "$TOTAL" ] || why="$present present + $recorded recorded < $TOTAL files;"
-lf a pull --from b --library "$HOLD" >/dev/null 2>&1
+lf a pull --from b "$HOLD" >/dev/null 2>&1
 diffs=$(same "$WORK/hold-original" "$HOLD") || why="$why not all back after a pull: $diffs;"
 note="killed with $present of $TOTAL files present, $recorded recorded as offloaded; all back after a pull"
 if [ -z "$why" ]; then record offload-kill-9 PASS 0 "$note"

@@ -7,22 +7,26 @@ import LFSyncLanding
 import LFSyncTCP
 
 /// `lfsync verify --repair`: heals files whose bytes no longer match the hashes recorded
-/// when they were scanned while their size and modification time say nobody edited them
-/// (bit rot). Only the chunks whose hashes fail are fetched, from a trusted device that
+/// when they were scanned while nothing the file system records moved — inode, size,
+/// modification time and change time all as recorded: bit rot, which the file system was
+/// never told of. Only the chunks whose hashes fail are fetched, from a trusted device that
 /// answers the holding check "held and verified" for the asset (or the one named); each
-/// fetched chunk is checked against its recorded hash, the whole repaired copy again
-/// before it replaces the damaged one, in one rename. The damaged bytes stay in
+/// fetched chunk is checked against its recorded hash, and the repaired copy, built in the
+/// staging area, replaces the damaged file in one exchange. The damaged bytes stay in
 /// `.lfsync/damaged/` until the user clears them (`verify --clear-damaged`).
 ///
-/// An edited file never reaches here (its size or time changed: `verify` reports it
-/// modified), and one edited while being repaired is left alone: the rename happens only
-/// if the file still has the size and time that were recorded.
+/// An edited file never reaches here: an edit moves the change time even when the
+/// modification time is put back, and `verify` reports it modified. One edited while being
+/// repaired is left alone: the exchange happens only if the file still is the one checked
+/// (`CheckedFile`), and whatever stood at the name at that instant is what is kept.
 struct BitRotRepair {
-    /// A damaged file: its path, the manifest recorded before the damage, and its asset
-    /// as it was (what the holding check names).
+    /// A damaged file: the manifest recorded before the damage, the file as it was checked
+    /// (the identity the recorded hashes were made under), and its asset as it was (what
+    /// the holding check names).
     struct Damage {
         var path: RelativePath
         var recorded: FileManifest
+        var checked: CheckedFile
         var asset: Asset
     }
 
@@ -42,7 +46,7 @@ struct BitRotRepair {
 
     /// `.lfsync/damaged` in the library: damaged copies, one folder per repair run.
     static func damagedFolder(in library: URL) -> URL {
-        library.appendingPathComponent(".lfsync/damaged", isDirectory: true)
+        library.appendingPathComponent(".lfsync/\(KeptCopies.damagedArea)", isDirectory: true)
     }
 
     let library: URL
@@ -54,9 +58,16 @@ struct BitRotRepair {
     func repair(_ damage: [Damage]) async -> (repaired: [Repaired], unrepaired: [Unrepaired]) {
         var repaired: [Repaired] = [], unrepaired: [Unrepaired] = []
         let stamp = Self.stamp()
+        let directory: LibraryDirectory, staging: StagingArea
+        do {
+            directory = try LibraryDirectory(path: library.path)
+            staging = try StagingArea(library: directory)
+        } catch {
+            return ([], damage.map { Unrepaired(path: $0.path, reason: "\(error)") })
+        }
         for item in damage {
             do {
-                repaired.append(try await repair(item, stamp: stamp))
+                repaired.append(try await repair(item, in: directory, staging: staging, stamp: stamp))
             } catch let failure as RepairFailure {
                 unrepaired.append(Unrepaired(path: item.path, reason: failure.reason))
             } catch {
@@ -68,10 +79,8 @@ struct BitRotRepair {
 
     struct RepairFailure: Error { var reason: String }
 
-    private func repair(_ item: Damage, stamp: String) async throws -> Repaired {
-        let directory = try LibraryDirectory(path: library.path)
-        let path = try LibraryPath.validate(item.path)
-        let bad = try badChunks(of: item, at: path, in: directory)
+    private func repair(_ item: Damage, in directory: LibraryDirectory, staging: StagingArea, stamp: String) async throws -> Repaired {
+        let bad = try badChunks(of: item, in: directory)
         guard !bad.isEmpty else { throw RepairFailure(reason: "every chunk matches its recorded hash now") }
         var lastProblem = peers.isEmpty ? "no trusted device could be reached" : "no device holds it verified"
         for peer in peers {
@@ -82,8 +91,7 @@ struct BitRotRepair {
                     lastProblem = "\(label(peer)): \(answers[item.asset.contentID].map { "\($0)" } ?? "no answer")"
                     continue
                 }
-                let (kept, fetched) = try await rebuild(item, at: path, in: directory, bad: Set(bad), from: peer, stamp: stamp)
-                return Repaired(path: item.path, chunks: bad.count, bytes: fetched, from: label(peer), damagedCopy: kept)
+                return try await rebuild(item, in: directory, staging: staging, bad: Set(bad), from: peer, stamp: stamp)
             } catch let failure as RepairFailure {
                 lastProblem = "\(label(peer)): \(failure.reason)"
             } catch {
@@ -93,79 +101,60 @@ struct BitRotRepair {
         throw RepairFailure(reason: lastProblem)
     }
 
-    /// The indices of the recorded chunks whose bytes no longer hash to their recorded hash.
-    private func badChunks(of item: Damage, at path: LibraryPath, in directory: LibraryDirectory) throws -> [Int] {
-        let file = try directory.openFileForReading(path)
-        let status = try file.status(path.description)
-        guard status.size == item.recorded.size, status.modificationTimeNs == item.recorded.modificationTimeNs else {
-            throw RepairFailure(reason: "changed since it was verified (edited?): not repaired")
-        }
+    /// The indices of the recorded chunks whose bytes no longer hash to their recorded hash,
+    /// read from the file as checked (still unchanged since).
+    private func badChunks(of item: Damage, in directory: LibraryDirectory) throws -> [Int] {
+        let file = try Self.open(item, in: directory)
         var bad: [Int] = [], offset: UInt64 = 0
         for (index, chunk) in item.recorded.chunks.enumerated() {
-            let bytes = try file.read(count: Int(chunk.length), at: offset, path.description)
+            let bytes = try file.file.read(count: Int(chunk.length), at: offset, item.path.string)
             if bytes.count != Int(chunk.length) || ContentHash.chunk(bytes) != chunk.hash { bad.append(index) }
             offset += UInt64(chunk.length)
         }
         return bad
     }
 
-    /// Writes the repaired copy in `.lfsync/repair`, chunk by chunk — the damaged file's good
-    /// chunks, `peer`'s for the `bad` ones — each checked against its recorded hash (the file
-    /// hash follows from the chunk list), so memory holds one chunk at a time however large the
-    /// file. Then keeps the damaged file as a hard link in `.lfsync/damaged/<stamp>/` and
-    /// renames the repair over it, only if it still has its recorded size and time. The
-    /// library's folders are opened without following symlinks, as the receiver opens them.
-    /// - Returns: the damaged copy's library-relative path, and the bytes fetched.
-    private func rebuild(_ item: Damage, at path: LibraryPath, in directory: LibraryDirectory, bad: Set<Int>, from peer: Peer,
-                         stamp: String) async throws -> (kept: String, fetched: UInt64) {
-        let work = library.appendingPathComponent(".lfsync/repair", isDirectory: true)
-        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let temporary = work.appendingPathComponent(UUID().uuidString)
-        defer { unlink(temporary.path) }
-        let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(item.recorded.permissions & 0o777))
-        guard fd >= 0 else { throw RepairFailure(reason: "cannot write the repaired copy in \(work.path): \(String(cString: strerror(errno)))") }
-        let copy = OwnedDescriptor(taking: fd)
-        let source = try directory.openFileForReading(path)
-        var offset: UInt64 = 0, fetched: UInt64 = 0
-        for (index, chunk) in item.recorded.chunks.enumerated() {
-            let bytes: [UInt8]
-            if bad.contains(index) {
-                guard let theirs = try await sync.fetchChunk(hash: chunk.hash, length: chunk.length, from: peer) else {
-                    throw RepairFailure(reason: "no longer holds a chunk of it")
-                }
-                bytes = theirs
-                fetched += UInt64(bytes.count)
-            } else {
-                bytes = try source.read(count: Int(chunk.length), at: offset, path.description)
-            }
-            guard bytes.count == Int(chunk.length), ContentHash.chunk(bytes) == chunk.hash else {
-                throw RepairFailure(reason: "the repaired copy does not match its recorded hashes (chunk \(index))")
-            }
-            try copy.write(bytes[...], at: offset, temporary.path)
+    private static func open(_ item: Damage, in directory: LibraryDirectory) throws -> LibraryDirectory.CheckedOpen {
+        switch try directory.openChecked(item.checked) {
+        case let .unchanged(opened): return opened
+        case let .changed(change): throw RepairFailure(reason: "changed since it was checked (\(change)): not repaired")
+        }
+    }
+
+    /// Builds the repaired copy in the staging area — the damaged file's good chunks, `peer`'s
+    /// for the `bad` ones, each checked against its recorded hash — then puts it in the
+    /// damaged file's place, only if that is still the file checked, keeping the damaged one
+    /// in `.lfsync/damaged/<stamp>/`. Every step goes through the library's descriptors.
+    private func rebuild(_ item: Damage, in directory: LibraryDirectory, staging: StagingArea, bad: Set<Int>, from peer: Peer,
+                         stamp: String) async throws -> Repaired {
+        let source = try Self.open(item, in: directory)
+        var offsets: [UInt64] = [], offset: UInt64 = 0
+        for chunk in item.recorded.chunks {
+            offsets.append(offset)
             offset += UInt64(chunk.length)
         }
-        // UTIME_OMIT from <sys/stat.h>, which Swift does not import: the access time is left alone.
-        var times = [timespec(tv_sec: 0, tv_nsec: (1 << 30) - 2), FileTime.timespec(item.recorded.modificationTimeNs)]
-        guard futimens(copy.rawValue, &times) == 0, fsync(copy.rawValue) == 0 else {
-            throw RepairFailure(reason: "cannot finish the repaired copy: \(String(cString: strerror(errno)))")
+        let rebuilt: FileRebuilder.Rebuilt
+        do {
+            rebuilt = try await FileRebuilder(staging: staging, sync: sync, peer: peer).rebuild(item.recorded) { index, chunk in
+                bad.contains(index) ? nil : try? source.file.read(count: Int(chunk.length), at: offsets[index], item.path.string)
+            }
+        } catch let failure as FileRebuilder.Failure {
+            throw RepairFailure(reason: failure.description)
         }
-        // Still the file that was found damaged? Then keep it aside and put the repair in its place.
-        let parent = try directory.openDirectory(path.parentComponents, create: false).directory
-        let now = try parent.statusOfEntry(named: path.name, path.description)
-        guard let now, now.kind == .regular, now.size == item.recorded.size, now.modificationTimeNs == item.recorded.modificationTimeNs else {
-            throw RepairFailure(reason: "changed while being repaired: left alone")
+        let staged = rebuilt.staged
+        do {
+            try staged.prepareForInstall(modificationTimeNs: item.recorded.modificationTimeNs, mode: mode_t(source.status.permissions & 0o7777))
+            let path = try LibraryPath.validate(item.path)
+            let keep = try KeptCopies.place(for: path, area: KeptCopies.damagedArea, stamp: stamp, in: directory)
+            if let change = try staged.replace(item.checked, keepingReplacedAt: keep) {
+                throw RepairFailure(reason: "changed while being repaired (\(change)): left alone")
+            }
+        } catch {
+            try? staged.discard()
+            throw error
         }
-        let kept = ".lfsync/damaged/\(stamp)/\(item.path.string)"
-        let keptURL = library.appendingPathComponent(kept)
-        try FileManager.default.createDirectory(at: keptURL.deletingLastPathComponent(), withIntermediateDirectories: true)
-        guard path.name.withCString({ linkat(parent.rawValue, $0, AT_FDCWD, keptURL.path, 0) }) == 0 || errno == EEXIST else {
-            throw RepairFailure(reason: "cannot keep the damaged copy at \(kept): \(String(cString: strerror(errno)))")
-        }
-        guard path.name.withCString({ renameat(AT_FDCWD, temporary.path, parent.rawValue, $0) }) == 0 else {
-            throw RepairFailure(reason: "cannot put the repaired copy in place: \(String(cString: strerror(errno)))")
-        }
-        fsync(parent.rawValue)
-        return (kept, fetched)
+        return Repaired(path: item.path, chunks: rebuilt.chunksFetched, bytes: rebuilt.bytesFetched, from: label(peer),
+                        damagedCopy: KeptCopies.displayPath(of: item.path, area: KeptCopies.damagedArea, stamp: stamp))
     }
 
     /// A folder name that sorts by time: `2026-12-05T10-20-34Z`.

@@ -109,7 +109,7 @@ struct UntrustCommand {
     func run() throws -> ExitCode {
         let own = try home.identity()
         var config = try DeviceConfig.load(from: home.configURL)
-        let target = try PeerResolver(config: config, localDeviceID: own.deviceID).resolve(arguments.positionals[0])
+        let target = try PeerResolver(config: config, localDeviceID: own.deviceID).resolve(arguments.positionals[0], allowingSelf: true)
         guard let trusted = target.trusted else {
             throw CommandFailure(message: "'\(arguments.positionals[0])' is not a trusted device", exitCode: .usage)
         }

@@ -62,7 +62,7 @@ struct OffloadCommand {
         let timeout = Duration.seconds(try arguments.value(Self.timeout) ?? 300)
         let apply = arguments[Self.yes]
         let identity = try home.identity()
-        let config = try DeviceConfig.load(from: home.configURL)
+        let config = try DeviceConfig.load(from: home.configURL, ownID: identity.deviceID)
         let ledger = try home.ledger()
         let resolver = PeerResolver(config: config, localDeviceID: identity.deviceID)
         let named = try arguments.values(Self.peers).flatMap { (list: String) in list.split(separator: ",").map(String.init) }
@@ -73,9 +73,9 @@ struct OffloadCommand {
         guard targets.count >= copies else {
             throw CommandFailure(message: "--copies \(copies) needs at least \(copies) trusted device\(copies == 1 ? "" : "s") to ask; \(targets.count) known ('lfsync trust' adds one)", exitCode: .usage)
         }
-        let libraries = try arguments.positionals.map { try DirectoryArgument.existing($0) }
+        let selections = try Self.selections(arguments.positionals, home: home)
         // Nothing may be received into a library while its files are being removed.
-        let locks = try libraries.map { try LibraryLock.forReceiving(into: $0) }
+        let locks = try selections.map { try LibraryLock.forReceiving(into: $0.library) }
         defer { withExtendedLifetime(locks) {} }
 
         let sync = LocalSync(identity: identity, store: ledger, configuration: .init(deviceName: config.name, trust: config.trustPolicy), transport: TCPTransport())
@@ -84,9 +84,22 @@ struct OffloadCommand {
         let name = { (peer: Peer) in config.trusted(peer.deviceID)?.name ?? peer.name }
         var reports: [Report] = []
         var exit = ExitCode.success
-        for library in libraries {
+        for selection in selections {
+            let library = selection.library
             let index = try await HashUpgradeNotice.upgradedIndex(for: library, home: home, ledger: ledger, exclusions: ScanExclusions(), console: console)
-            let assets = try await LibraryScanner(root: library, cache: index.scanCache, chunkIndex: index.chunkIndex).scan().assets
+            let scanner = LibraryScanner(root: library, cache: index.scanCache, chunkIndex: index.chunkIndex)
+            var scan = try await scanner.scan()
+            // Whole assets: one with any file in a named folder or file goes (or stays) whole.
+            var assets = scan.assets.filter { asset in asset.files.contains { selection.contains($0.manifest.path) } }
+            // A file changed moments before it was hashed cannot be told from one changed just
+            // after (file times tick coarsely): such files are hashed again once they settled.
+            let unsettled = assets.reduce(0) { $0 + $1.files.count { scan.settledStatus[$0.manifest.path] == nil } }
+            if unsettled > 0 {
+                console.note("\(unsettled) file\(unsettled == 1 ? "" : "s") changed moments ago: waiting for \(unsettled == 1 ? "it" : "them") to settle")
+                try await Task.sleep(for: .nanoseconds(LibraryScanner.settlingTimeNs + 250_000_000))
+                scan = try await scanner.scan()
+                assets = scan.assets.filter { asset in asset.files.contains { selection.contains($0.manifest.path) } }
+            }
             // Every device's answers, or none of them: one that fails part-way does not count.
             var held: [ContentID: [Peer]] = [:]
             var checked: [Peer] = []
@@ -111,9 +124,9 @@ struct OffloadCommand {
                                 removed: [], kept: [], bytesFreed: 0, dryRun: !apply)
             let directory = try LibraryDirectory(path: library.path)
             // Removed in batches: each batch's rows are committed in one transaction before its files go.
-            var batch: [(asset: Asset, holders: [Peer], removal: Removal)] = []
+            var batch: [(asset: Asset, files: [CheckedFile], holders: [Peer], removal: Removal)] = []
             func removeBatch() async throws {
-                let outcomes = try await offload(batch.map { ($0.asset, $0.holders) }, from: library, directory: directory, ledger: ledger)
+                let outcomes = try await offload(batch.map { ($0.asset, $0.files, $0.holders) }, from: library, directory: directory, ledger: ledger)
                 for (item, outcome) in zip(batch, outcomes) {
                     switch outcome {
                     case .removed:
@@ -136,6 +149,16 @@ struct OffloadCommand {
                     report.kept.append(Kept(path: asset.primaryPath.string, reason: "held verified by \(holders.count) of \(copies) devices needed"))
                     continue
                 }
+                // What was checked: each file as the scan hashed it (or its cache vouched for it).
+                let files = asset.files.compactMap { file in
+                    scan.settledStatus[file.manifest.path].flatMap { status in
+                        (try? LibraryPath.validate(file.manifest.path)).map { CheckedFile(path: $0, status: status) }
+                    }
+                }
+                guard files.count == asset.files.count else {
+                    report.kept.append(Kept(path: asset.primaryPath.string, reason: "changed moments before it was scanned: run offload again later"))
+                    continue
+                }
                 let removal = Removal(path: asset.primaryPath.string, files: asset.files.map(\.manifest.path.string), bytes: asset.totalSize,
                                       holders: holders.map(name))
                 guard apply else {
@@ -143,7 +166,7 @@ struct OffloadCommand {
                     report.bytesFreed += asset.totalSize
                     continue
                 }
-                batch.append((asset, holders, removal))
+                batch.append((asset, files, holders, removal))
                 if batch.count == Self.batchSize { try await removeBatch() }
             }
             if !batch.isEmpty { try await removeBatch() }
@@ -155,55 +178,82 @@ struct OffloadCommand {
         return exit
     }
 
+    /// The libraries PATHs name, each with what of it was named: a library, or folders and
+    /// files in one, placed in the nearest library lfsync has indexed above them (one
+    /// library, one index: a folder is never offloaded as a library of its own).
+    struct Selection {
+        var library: URL
+        /// Paths inside the library; empty: all of it.
+        var within: [RelativePath]
+
+        func contains(_ path: RelativePath) -> Bool {
+            within.isEmpty || within.contains { LibraryLocation(library: library, within: $0).contains(path) }
+        }
+    }
+
+    static func selections(_ paths: [String], home: StateHome) throws -> [Selection] {
+        var selections: [Selection] = []
+        for path in paths {
+            guard let location = try LibraryLocation.indexed(path, home: home) else {
+                throw CommandFailure(
+                    message: "'\(path)' is not in a library lfsync knows: push it (or 'lfsync scan' it) first; only what other devices hold can be offloaded",
+                    exitCode: .usage)
+            }
+            let key = location.library.standardizedFileURL
+            if let index = selections.firstIndex(where: { $0.library.standardizedFileURL == key }) {
+                if selections[index].within.isEmpty { continue }
+                if let within = location.within { selections[index].within.append(within) } else { selections[index].within = [] }
+            } else {
+                selections.append(Selection(library: location.library, within: location.within.map { [$0] } ?? []))
+            }
+        }
+        return selections
+    }
+
     private enum Outcome { case removed, kept(String) }
 
     /// Assets removed per transaction of offloaded rows.
     static let batchSize = 256
 
-    /// A batch of assets: those whose files all still show the status they were scanned
-    /// with are recorded as offloaded (one commit), then their files are removed one by one,
-    /// each only if it is still the file that was scanned. The rows of files that stayed
-    /// are taken back.
-    private func offload(_ batch: [(asset: Asset, holders: [Peer])], from library: URL, directory: LibraryDirectory,
+    /// A batch of assets: those whose files are all still the files that were checked are
+    /// recorded as offloaded (one commit), then their files are removed one by one, each
+    /// only if it is still the file that was checked — inode, size, modification and change
+    /// time, on its open descriptor (`LibraryDirectory.remove`), so an edit that put the
+    /// modification time back is seen. The rows of files that stayed are taken back.
+    private func offload(_ batch: [(asset: Asset, files: [CheckedFile], holders: [Peer])], from library: URL, directory: LibraryDirectory,
                          ledger: SyncStateStore) async throws -> [Outcome] {
         var outcomes: [Outcome] = []
-        var eligible: [(index: Int, paths: [LibraryPath])] = []
+        var eligible: [Int] = []
         var rows: [OffloadedFile] = []
         let now = Date(), root = OffloadedFile.libraryKey(library)
-        for (index, (asset, holders)) in batch.enumerated() {
+        for (index, (asset, files, holders)) in batch.enumerated() {
             outcomes.append(.removed)
-            var paths: [LibraryPath] = []
-            for file in asset.files {
-                guard let path = try? LibraryPath.validate(file.manifest.path) else { break }
-                // Before anything is removed: every file still shows the status it was scanned with.
-                let status = try? directory.root.statusOfEntry(named: path.string, path.description)
-                guard let status, status.kind == .regular, status.size == file.manifest.size,
-                      status.modificationTimeNs == file.manifest.modificationTimeNs else { break }
-                paths.append(path)
-            }
-            guard paths.count == asset.files.count else {
-                outcomes[index] = .kept("\(asset.files[paths.count].manifest.path) changed since it was scanned")
+            // Before anything is recorded or removed: every file still is the one checked.
+            if let (file, change) = files.lazy.compactMap({ file in Self.change(of: file, in: directory).map { (file, $0) } }).first {
+                outcomes[index] = .kept("\(file.path) changed since it was checked (\(change))")
                 continue
             }
-            eligible.append((index, paths))
+            eligible.append(index)
             rows += asset.files.map { file in
                 OffloadedFile(library: root, path: file.manifest.path, content: asset.contentID, size: file.manifest.size,
-                              holders: holders.map(\.deviceID.description), at: now)
+                              holders: holders.map(\.deviceID.description), at: now, manifest: file.manifest)
             }
         }
         let recorded = rows
         try await ledger.write { store throws(SQLiteError) in try store.recordOffloaded(recorded) }
         var stayed: [RelativePath] = []
-        for (index, paths) in eligible {
-            let asset = batch[index].asset
-            var stayedHere: [RelativePath] = []
-            for (file, path) in zip(asset.files, paths) {
-                let removed = (try? directory.removeFile(path, size: file.manifest.size, modificationTimeNs: file.manifest.modificationTimeNs)) ?? false
-                if !removed { stayedHere.append(file.manifest.path) }
+        for index in eligible {
+            var stayedHere: [String] = []
+            for file in batch[index].files {
+                let why: String?
+                do { why = try directory.remove(file).map { "\($0)" } } catch { why = "\(error)" }
+                if let why {
+                    stayedHere.append("\(file.path) (\(why))")
+                    stayed.append(file.path.relativePath)
+                }
             }
             if !stayedHere.isEmpty {
-                outcomes[index] = .kept("\(stayedHere.map(\.string).joined(separator: ", ")) changed while being offloaded; the rest of the asset was removed")
-                stayed += stayedHere
+                outcomes[index] = .kept("\(stayedHere.joined(separator: ", ")) changed while being offloaded, and stayed; the rest of the asset was removed")
             }
         }
         if !stayed.isEmpty {
@@ -211,6 +261,15 @@ struct OffloadCommand {
             try await ledger.write { store throws(SQLiteError) in try store.forgetOffloaded(inLibrary: root, paths: leftInPlace) }
         }
         return outcomes
+    }
+
+    /// How `file` changed since it was checked; nil when it is still that file.
+    private static func change(of file: CheckedFile, in directory: LibraryDirectory) -> FileChange? {
+        switch Result(catching: { try directory.openChecked(file) }) {
+        case .success(.unchanged): nil
+        case let .success(.changed(change)): change
+        case .failure: .replaced
+        }
     }
 
     private func print(_ reports: [Report]) {
@@ -244,9 +303,9 @@ extension OffloadCommand: LFSyncCommand {
     static let spec = CommandSpec(
         name: "offload",
         abstract: "Free space: delete local files that enough other devices verifiably hold",
-        discussion: "Asks every trusted device (or those given with --peers) whether it holds each asset of PATH now, and deletes an asset's files here only if at least N of them answered \"held and verified\" in this run. By default each answer must come with a proof: a keyed hash of the asset's bytes under a fresh random value, which the device can only make by reading them, and which is checked against this device's own bytes. An asset goes whole or not at all (a Live Photo pair, a RAW+JPEG pair and their sidecars together); a file changed since it was scanned stays; a device that disconnects or times out during its check does not count, nor does one whose copy changed or is damaged; a device reached under two names counts once. Without --yes, only lists what would be deleted. Each file is recorded as offloaded (whereis and status show it, with the devices that held it) before it is removed; nothing changes on the other devices, and 'lfsync pull --from PEER --library PATH' brings the files back byte-exact. Holds each library's lock like serve (exit 75 when a serve or pull receives into it). Exit 69 when fewer than N devices could be asked.",
+        discussion: "Asks every trusted device (or those given with --peers) whether it holds each asset of PATH now, and deletes an asset's files here only if at least N of them answered \"held and verified\" in this run. PATH is a library, or a folder or file in one (the nearest library lfsync has indexed above it, as whereis finds it). By default each answer must come with a proof: a keyed hash of the asset's bytes under a fresh random value, which the device can only make by reading them, and which is checked against this device's own bytes. An asset goes whole or not at all (a Live Photo pair, a RAW+JPEG pair and their sidecars together); a device that disconnects or times out during its check does not count, nor does one whose copy changed or is damaged; a device reached under two names counts once, and this device never counts for itself. A file is deleted only if, at that moment, it is still the file that was hashed: same inode, size, modification time and change time, checked on the open file; a file edited since — even with its modification time put back — stays, and is reported. Without --yes, only lists what would be deleted. Each file is recorded as offloaded (whereis and status show it, with the devices that held it) before it is removed; nothing changes on the other devices, and 'lfsync pull --from PEER LIBRARY' brings the files back byte-exact, each at its own path. Holds each library's lock like serve (exit 75 when a serve or pull receives into it). Exit 69 when fewer than N devices could be asked.",
         options: [copies.spec, yes.spec, noProof.spec, peers.spec, timeout.spec, LFSyncCommands.json.spec],
-        arguments: [ArgumentSpec(name: "PATH", help: "A library folder (repeatable).", isRepeating: true, completion: .directory)],
-        examples: ["lfsync offload ~/Pictures --copies 2", "lfsync offload ~/Pictures --copies 2 --yes"]
+        arguments: [ArgumentSpec(name: "PATH", help: "A library, or a folder or file in one (repeatable).", isRepeating: true, completion: .file)],
+        examples: ["lfsync offload ~/Pictures --copies 2", "lfsync offload ~/Pictures/2019 --copies 2 --yes", "lfsync offload ~/Pictures/DCIM/IMG_0001.HEIC --copies 1 --yes"]
     )
 }

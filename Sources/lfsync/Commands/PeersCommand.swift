@@ -45,7 +45,7 @@ struct PeersCommand {
 
     func run() async throws -> ExitCode {
         let identity = try home.identity()
-        let config = try DeviceConfig.load(from: home.configURL)
+        let config = try DeviceConfig.load(from: home.configURL, ownID: identity.deviceID)
         let seconds = try arguments.value(Self.timeout) ?? 3
         let discovery = DNSSDDiscovery(configuration: .init(localDeviceID: identity.deviceID.description))
         var found: [String: DiscoveredPeer] = [:]

@@ -9,7 +9,7 @@ import LFSyncTransport
 import LFSyncDiscovery
 import LFSyncTCP
 
-/// `lfsync pull --from PEER --library DIR`: ask a peer that allows us to pull
+/// `lfsync pull --from PEER PATH`: ask a peer that allows us to pull
 /// (`lfsync trust … --allow-pull` there) to offer what we lack, and receive it.
 struct PullCommand {
     let arguments: ParsedArguments
@@ -17,14 +17,14 @@ struct PullCommand {
     let home = StateHome()
 
     func run() async throws -> ExitCode {
-        guard let from = try arguments.value(Self.from), let libraryPath = try arguments.value(Self.library) else {
-            throw UsageError(message: "pull needs --from PEER and --library DIR", hint: "Run 'lfsync pull --help' for usage.")
+        guard let from = try arguments.value(Self.from), let libraryPath = try LibraryArgument.path(arguments, legacy: Self.library, console: console) else {
+            throw UsageError(message: "pull needs --from PEER and the library to receive into: lfsync pull --from PEER PATH", hint: "Run 'lfsync pull --help' for usage.")
         }
         let library = try DirectoryArgument.existing(libraryPath)
         let exclusions = try ExcludeOptions.exclusions(from: arguments)
         let excludeLines = try ExcludeOptions.patternLines(from: arguments, library: library)
         let identity = try home.identity()
-        let config = try DeviceConfig.load(from: home.configURL)
+        let config = try DeviceConfig.load(from: home.configURL, ownID: identity.deviceID)
         let lock = arguments[Self.batch] ? try ProcessLock(at: home.lockURL) : nil
         defer { withExtendedLifetime(lock) {} }
         let target = try PeerResolver(config: config, localDeviceID: identity.deviceID).resolve(from)
@@ -36,10 +36,10 @@ struct PullCommand {
         defer { withExtendedLifetime(libraryLock) {} }
         let ledger = try home.ledger()
         let index = try await HashUpgradeNotice.upgradedIndex(for: library, home: home, ledger: ledger, exclusions: exclusions, console: console)
-        _ = try await LibraryScanner(root: library, cache: index.scanCache, chunkIndex: index.chunkIndex, exclusions: exclusions).scan()
+        let before = try await LibraryScanner(root: library, cache: index.scanCache, chunkIndex: index.chunkIndex, exclusions: exclusions).scan()
         // What `offload` removed from this library: the peer's ledger says we hold it, so a
-        // plain pull would not bring it; it is fetched by name.
-        let offloaded = try await RestoreOffloaded.stillMissing(in: library, ledger: ledger)
+        // plain pull would not bring it; each file is rebuilt at its own path.
+        let offloaded = try await RestoreOffloaded.stillMissing(in: library, files: Self.files(of: before.assets), assets: before.assets, ledger: ledger)
         // We asked for this data, so this process accepts the peer's answer without a question.
         var trust = config.trustPolicy
         trust.entries[id] = .init(deviceID: id, acceptsConnections: true, acceptsOffers: true)
@@ -58,12 +58,20 @@ struct PullCommand {
             throw CommandFailure(message: "\(target.label): unreachable: \(error)", exitCode: .peerUnavailable)
         }
         let offers = sync.incomingTransfers()
+        // Offloaded files first, each rebuilt at its recorded path; rows from before manifests
+        // were recorded are fetched by content ID with the pull.
+        var restore = RestoreOffloaded.Outcome()
+        if offloaded.contains(where: { $0.manifest != nil }) {
+            console.note("bringing back \(offloaded.count) offloaded file\(offloaded.count == 1 ? "" : "s") from \(target.label)")
+            restore = await RestoreOffloaded.restore(offloaded, into: library, index: index, sync: sync, peer: peer)
+        }
         try await sync.pull(from: peer, excluding: excludeLines)
         var expected = 1
-        if !offloaded.isEmpty {
+        let legacy = offloaded.filter { $0.manifest == nil }
+        if !legacy.isEmpty {
             do throws(SyncError) {
-                expected += try await sync.fetch(Array(Set(offloaded.map(\.content))), from: peer)
-                console.note("asking \(peer.name) for \(offloaded.count) offloaded file\(offloaded.count == 1 ? "" : "s") too")
+                expected += try await sync.fetch(Array(Set(legacy.map(\.content))), from: peer)
+                console.note("asking \(peer.name) for \(legacy.count) offloaded file\(legacy.count == 1 ? "" : "s") by content")
             } catch {
                 console.error("\(peer.name): cannot bring back offloaded files: \(error)")
             }
@@ -110,14 +118,30 @@ struct PullCommand {
                     """,
                 exitCode: .declined)
         }
-        let restored = try await RestoreOffloaded.forgetReturned(offloaded, in: library, ledger: ledger)
-        if !offloaded.isEmpty { console.note("\(restored) of \(offloaded.count) offloaded file\(offloaded.count == 1 ? "" : "s") back") }
+        var stillOffloaded = 0
+        if !offloaded.isEmpty {
+            // A record goes only when its path holds its file again, by hash.
+            let after = try await LibraryScanner(root: library, cache: index.scanCache, chunkIndex: index.chunkIndex, exclusions: exclusions).scan()
+            let back = try await RestoreOffloaded.forgetReturned(offloaded, in: library, files: Self.files(of: after.assets), assets: after.assets, ledger: ledger)
+            stillOffloaded = offloaded.count - back
+            console.note("\(back) of \(offloaded.count) offloaded file\(offloaded.count == 1 ? "" : "s") back")
+            for failure in restore.failed { console.error("  not back: \(PrintablePath.escape(failure.path.string)): \(failure.reason)") }
+        }
         let failed = outcome.filter { if case .failed = $0.value { true } else { false } }
         console.note("from \(peer): \(outcome.count - failed.count) assets received, \(failed.count) failed")
         for (id, result) in failed.prefix(5) {
             if case let .failed(reason) = result { console.error("  \(id.hash.shortHex): \(reason)") }
         }
-        return failed.isEmpty ? .success : .partial
+        return failed.isEmpty && stillOffloaded == 0 ? .success : .partial
+    }
+}
+
+extension PullCommand {
+    /// Every scanned file's manifest, by path.
+    static func files(of assets: [Asset]) -> [RelativePath: FileManifest] {
+        var files: [RelativePath: FileManifest] = [:]
+        for asset in assets { for file in asset.files { files[file.manifest.path] = file.manifest } }
+        return files
     }
 }
 
@@ -132,20 +156,20 @@ private enum PullEnd: Sendable {
 
 extension PullCommand: LFSyncCommand {
     static let from = Option<String>("from", valueName: "PEER", help: "The peer to pull from (it must trust this device with --allow-pull).", completion: .peer)
-    static let library = Option<String>("library", valueName: "DIR", help: "The folder to receive into.", completion: .directory)
+    static let library = Option<String>("library", valueName: "DIR", help: "Deprecated spelling of PATH.", completion: .directory)
     static let batch = Flag("batch", help: "Unattended: never prompt, lock, quiet on success.")
     static let bandwidthLimit = BandwidthOption.limit
 
     static let spec = CommandSpec(
         name: "pull",
         abstract: "Receive what a trusted peer has that this device lacks",
-        discussion: "Connects to PEER and asks it to offer everything it serves that this device lacks, and the files 'lfsync offload' removed from DIR (whatever its ledger says this device holds); PEER answers only when it trusts this device with --allow-pull (exit 77 otherwise). Holds the library's lock like serve: exits 75 when a serve or another pull is receiving into DIR. The peer applies its own ignore rules and then this side's (the defaults, DIR's .lfsyncignore, --exclude-from, --exclude), so excluded files never cross the link. --bwlimit here limits what this side receives.",
+        discussion: "Connects to PEER and asks it to offer everything it serves that this device lacks, and brings back the files 'lfsync offload' removed from PATH: each is rebuilt at its own path from the chunks PEER holds (at whatever path it keeps them) and the library's own, checked against the hashes recorded when it was offloaded, and placed only where nothing has that name now; its record goes once that path holds that file again. PEER answers only when it trusts this device with --allow-pull (exit 77 otherwise). Exit 1 when an asset or an offloaded file could not be brought back. Holds the library's lock like serve: exits 75 when a serve or another pull is receiving into PATH. The peer applies its own ignore rules and then this side's (the defaults, PATH's .lfsyncignore, --exclude-from, --exclude), so excluded files never cross the link. --bwlimit here limits what this side receives.",
         options: [
             from.spec,
-            library.spec,
             batch.spec,
             bandwidthLimit.spec,
-        ] + ExcludeOptions.specs,
-        examples: ["lfsync pull --from nas --library ~/Pictures"]
+        ] + ExcludeOptions.specs + [library.spec],
+        arguments: [LibraryArgument.argument("The library to receive into.")],
+        examples: ["lfsync pull --from nas ~/Pictures"]
     )
 }

@@ -45,7 +45,7 @@ struct PushCommand {
         guard !arguments.positionals.isEmpty else { throw UsageError(message: "missing argument PATH", hint: "Run 'lfsync push --help' for usage.") }
         let progressMode = try arguments.value(Self.progress) ?? .auto
         let identity = try home.identity()
-        let config = try DeviceConfig.load(from: home.configURL)
+        let config = try DeviceConfig.load(from: home.configURL, ownID: identity.deviceID)
         let lock = batch ? try ProcessLock(at: home.lockURL) : nil
         defer { withExtendedLifetime(lock) {} }
         let ledger = try home.ledger()

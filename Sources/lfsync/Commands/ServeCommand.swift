@@ -10,7 +10,7 @@ import LFSyncDiscovery
 import LFSyncTCP
 import LFSyncWire
 
-/// `lfsync serve --library DIR [--listen ADDR:PORT] [--no-advertise]`:
+/// `lfsync serve PATH [--listen ADDR:PORT] [--no-advertise]`:
 /// the receiving side. One log line per event on stderr.
 struct ServeCommand {
     let arguments: ParsedArguments
@@ -18,8 +18,8 @@ struct ServeCommand {
     let home = StateHome()
 
     func run() async throws -> ExitCode {
-        guard let libraryPath = try arguments.value(Self.library) else {
-            throw UsageError(message: "serve needs --library DIR", hint: "Run 'lfsync serve --help' for usage.")
+        guard let libraryPath = try LibraryArgument.path(arguments, legacy: Self.library, console: console) else {
+            throw UsageError(message: "serve needs the library to receive into: lfsync serve PATH", hint: "Run 'lfsync serve --help' for usage.")
         }
         let (library, createdLibrary) = try DirectoryArgument.creatingIfMissing(libraryPath)
         let modes = NewFileModes(chmod: try arguments.value(Self.chmod))
@@ -29,7 +29,7 @@ struct ServeCommand {
             throw UsageError(message: "'\(listenText)' is not ADDR:PORT", hint: "For example 0.0.0.0:7878 or [::]:7878")
         }
         let identity = try home.identity()
-        let config = try DeviceConfig.load(from: home.configURL)
+        let config = try DeviceConfig.load(from: home.configURL, ownID: identity.deviceID)
         // Held until serve stops: a second serve or a pull into this library stops at once (exit 75).
         let libraryLock = try LibraryLock.forReceiving(into: library)
         defer { withExtendedLifetime(libraryLock) {} }
@@ -72,7 +72,7 @@ struct ServeCommand {
         log("listening on \(bound) as \(config.name) (\(identity.deviceID))\(advertise ? "" : ", not advertising")")
         let prompter = interactive ? Prompter() : nil
         // `lfsync trust` and `untrust` write the config file; they apply here without a restart.
-        let trustChanges = ConfigWatcher(url: home.configURL).start(log: log) { changed in
+        let trustChanges = ConfigWatcher(url: home.configURL, ownID: identity.deviceID).start(log: log) { changed in
             await sync.updateTrust(changed.trustPolicy)
             log("trust changed: \(changed.peers.count) trusted device\(changed.peers.count == 1 ? "" : "s")")
         }
@@ -167,7 +167,7 @@ struct ServeCommand {
 }
 
 extension ServeCommand: LFSyncCommand {
-    static let library = Option<String>("library", valueName: "DIR", help: "The folder to receive into (required).", completion: .directory)
+    static let library = Option<String>("library", valueName: "DIR", help: "Deprecated spelling of PATH.", completion: .directory)
     static let listen = Option<String>("listen", valueName: "ADDR:PORT", help: "Address to listen on (default [::]:7878).")
     static let noAdvertise = Flag("no-advertise", help: "Do not advertise; peers connect by address.")
     static let chmod = Option<ChmodRules>(
@@ -180,14 +180,14 @@ extension ServeCommand: LFSyncCommand {
     static let spec = CommandSpec(
         name: "serve",
         abstract: "Receive from other devices into a library",
-        discussion: "Listens for connections, advertises this device over DNS-SD, and asks on the terminal before accepting an unknown device (showing its full Device ID, and warning when it uses the name of a trusted device) or an offer. Offers from devices trusted with --auto-accept are accepted without asking; everything else is declined when there is no terminal. Pulls are answered only for devices trusted with --allow-pull. Holds the library's lock (.lfsync/lock in DIR) while it runs: a second serve or a pull into the same library exits 75. Creates DIR when it is missing (not its parents). A received file gets the sender's permission bits, changed by --chmod and masked by the umask, never setuid, setgid or sticky (as rsync without --perms); new folders get 0777 less the umask. Changes made with 'lfsync trust' and 'untrust' apply at once: a device no longer trusted is disconnected. Logs one line per event; stops on Ctrl-C or SIGTERM.",
+        discussion: "Listens for connections, advertises this device over DNS-SD, and asks on the terminal before accepting an unknown device (showing its full Device ID, and warning when it uses the name of a trusted device) or an offer. Offers from devices trusted with --auto-accept are accepted without asking; everything else is declined when there is no terminal. Pulls are answered only for devices trusted with --allow-pull. Holds the library's lock (.lfsync/lock in PATH) while it runs: a second serve or a pull into the same library exits 75. Creates PATH when it is missing (not its parents). A received file gets the sender's permission bits, changed by --chmod and masked by the umask, never setuid, setgid or sticky (as rsync without --perms); new folders get 0777 less the umask, changed by --chmod's D rules (Dg+s keeps the parent's group on new folders). Changes made with 'lfsync trust' and 'untrust' apply at once: a device no longer trusted is disconnected. Logs one line per event; stops on Ctrl-C or SIGTERM.",
         options: [
-            library.spec,
             listen.spec,
             noAdvertise.spec,
             chmod.spec,
             bandwidthLimit.spec,
-        ] + ExcludeOptions.specs,
-        examples: ["lfsync serve --library ~/Pictures", "lfsync serve --library /srv/photos --listen 0.0.0.0:7878 --no-advertise"]
+        ] + ExcludeOptions.specs + [library.spec],
+        arguments: [LibraryArgument.argument("The library to receive into (created when missing).")],
+        examples: ["lfsync serve ~/Pictures", "lfsync serve /srv/photos --listen 0.0.0.0:7878 --no-advertise"]
     )
 }

@@ -41,7 +41,7 @@ struct StatusCommand {
 
     func run() async throws -> ExitCode {
         let identity = try home.identity()
-        let config = try DeviceConfig.load(from: home.configURL)
+        let config = try DeviceConfig.load(from: home.configURL, ownID: identity.deviceID)
         let ledger = try home.ledger()
         let resolver = PeerResolver(config: config, localDeviceID: identity.deviceID)
         var peers = config.ledgerKeys.map { (name: $0.name, key: $0.key) }

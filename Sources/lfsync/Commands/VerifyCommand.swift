@@ -9,9 +9,10 @@ import LFSyncTransport
 import LFSyncTCP
 import LFSyncDiscovery
 
-/// `lfsync verify [--library DIR]`: re-read every file and compare it with
-/// the hashes recorded by the last scan. Content that changed while size and
-/// mtime did not is corruption (bit rot, a bad disk, a tampering tool).
+/// `lfsync verify [PATH]`: re-read every file and compare it with the hashes recorded by
+/// the last scan. Content that changed while nothing the file system records did — inode,
+/// size, modification and change time — is corruption (bit rot, a bad disk); anything else
+/// is an edit.
 struct VerifyCommand {
     let arguments: ParsedArguments
     let console: Console
@@ -32,7 +33,7 @@ struct VerifyCommand {
     }
 
     func run() async throws -> ExitCode {
-        let library = try DirectoryArgument.existing(try arguments.value(Self.library) ?? FileManager.default.currentDirectoryPath)
+        let library = try DirectoryArgument.existing(try LibraryArgument.path(arguments, legacy: Self.library, console: console) ?? FileManager.default.currentDirectoryPath)
         if arguments[Self.clearDamaged] { return try clearDamaged(in: library) }
         if try arguments.value(Self.from) != nil, !arguments[Self.repair] {
             throw UsageError(message: "--from needs --repair", hint: "Run 'lfsync verify --help' for usage.")
@@ -47,18 +48,20 @@ struct VerifyCommand {
         var report = Report(library: library.path, filesChecked: 0, corrupt: upgrade?.damaged ?? [], modified: [], unreadable: [], damagedCopies: [])
         var damage: [BitRotRepair.Damage] = []
         for asset in scan.assets {
-            var damagedHere: [(path: RelativePath, recorded: FileManifest)] = []
+            var damagedHere: [(path: RelativePath, recorded: FileManifest, checked: CheckedFile)] = []
             for file in asset.files {
                 report.filesChecked += 1
-                guard let old = recorded[file.manifest.path] else { continue }
+                let path = file.manifest.path
+                guard let old = recorded[path] else { continue }
                 if old.manifest.fileHash == file.manifest.fileHash { continue }
-                if old.manifest.size == file.manifest.size && old.manifest.modificationTimeNs == file.manifest.modificationTimeNs {
-                    report.corrupt.append(file.manifest.path)
+                switch Self.verdict(recorded: old, now: scan.settledStatus[path]) {
+                case let .corrupt(checked):
+                    report.corrupt.append(path)
                     var before = old.manifest
                     before.permissions = file.manifest.permissions
-                    damagedHere.append((file.manifest.path, before))
-                } else {
-                    report.modified.append(file.manifest.path)
+                    damagedHere.append((path, before, checked))
+                case .modified:
+                    report.modified.append(path)
                 }
             }
             // The asset as it was before the damage: what other devices hold, and are asked about.
@@ -66,7 +69,7 @@ struct VerifyCommand {
                 let before = Asset(files: asset.files.map { file in
                     damagedHere.first { $0.path == file.manifest.path }.map { Asset.File(role: file.role, manifest: $0.recorded) } ?? file
                 })
-                damage += damagedHere.map { BitRotRepair.Damage(path: $0.path, recorded: $0.recorded, asset: before) }
+                damage += damagedHere.map { BitRotRepair.Damage(path: $0.path, recorded: $0.recorded, checked: $0.checked, asset: before) }
             }
         }
         if arguments[Self.repair] {
@@ -88,7 +91,7 @@ struct VerifyCommand {
             console.result(try JSONOutput.render(report))
         } else {
             if recorded.isEmpty, upgrade == nil { console.note("no earlier scan of \(library.path): hashes recorded now; run verify again later to compare") }
-            for path in report.corrupt { console.result("CORRUPT   \(path) (content changed, size and time did not)") }
+            for path in report.corrupt { console.result("CORRUPT   \(path) (content changed; inode, size and times did not)") }
             for path in report.modified { console.result("modified  \(path)") }
             for entry in report.unreadable { console.result("unreadable \(entry.path): \(entry.reason)") }
             for healed in report.repaired ?? [] {
@@ -108,7 +111,7 @@ struct VerifyCommand {
     private func repair(_ damage: [BitRotRepair.Damage], in library: URL) async throws -> (repaired: [BitRotRepair.Repaired], unrepaired: [BitRotRepair.Unrepaired]) {
         guard !damage.isEmpty else { return ([], []) }
         let identity = try home.identity()
-        let config = try DeviceConfig.load(from: home.configURL)
+        let config = try DeviceConfig.load(from: home.configURL, ownID: identity.deviceID)
         let resolver = PeerResolver(config: config, localDeviceID: identity.deviceID)
         let targets: [PeerResolver.Target]
         if let from = try arguments.value(Self.from) {
@@ -128,6 +131,26 @@ struct VerifyCommand {
         return outcome
     }
 
+    /// A file whose bytes differ from the hashes recorded for it.
+    enum Verdict: Equatable {
+        /// Bit rot: the file system recorded no change — same inode, size, modification time
+        /// and change time as when the hashes were recorded — yet the bytes differ.
+        case corrupt(CheckedFile)
+        /// Anything else: an edit (even one that put the modification time back moves the
+        /// change time), a file replaced by another, or one whose change time was not
+        /// recorded or that changed while it was read (never repaired: when in doubt, keep).
+        case modified
+    }
+
+    /// What differing bytes mean for a file recorded as `recorded` and found with `now` (its
+    /// status while it was hashed again; nil when it changed moments before or during that).
+    static func verdict(recorded: IndexedFile, now: FileStatus?) -> Verdict {
+        guard let now, let changeTimeNs = recorded.changeTimeNs, recorded.isUnchanged(now),
+              let path = try? LibraryPath.validate(recorded.path) else { return .modified }
+        return .corrupt(CheckedFile(path: path, inode: recorded.inode, size: recorded.manifest.size,
+                                    modificationTimeNs: recorded.manifest.modificationTimeNs, changeTimeNs: changeTimeNs))
+    }
+
     /// `--clear-damaged`: the damaged copies earlier repairs kept, removed at the user's word.
     private func clearDamaged(in library: URL) throws -> ExitCode {
         let kept = BitRotRepair.keptCopies(in: library)
@@ -139,7 +162,7 @@ struct VerifyCommand {
 }
 
 extension VerifyCommand: LFSyncCommand {
-    static let library = Option<String>("library", valueName: "DIR", help: "The folder to verify (default: the current directory).", completion: .directory)
+    static let library = Option<String>("library", valueName: "DIR", help: "Deprecated spelling of PATH.", completion: .directory)
     static let repair = Flag("repair", help: "Heal corrupt files: fetch only their bad chunks from a trusted device that holds them verified, check them, and replace each file atomically, keeping the damaged copy in .lfsync/damaged.")
     static let from = Option<String>("from", valueName: "PEER", help: "With --repair: fetch from this trusted device (default: the first that answers the holding check \"held and verified\").", completion: .peer)
     static let clearDamaged = Flag("clear-damaged", help: "Remove the damaged copies earlier repairs kept in .lfsync/damaged, and nothing else.")
@@ -147,8 +170,9 @@ extension VerifyCommand: LFSyncCommand {
     static let spec = CommandSpec(
         name: "verify",
         abstract: "Re-hash a library and report corrupted files",
-        discussion: "Reads every file again and compares it with the hashes recorded when it was last scanned. A file whose content changed while its size and modification time did not is reported as corrupt (exit 1). With --repair, each corrupt file is healed from another device: only its chunks whose hashes no longer match are fetched, from a trusted device that answers the live holding check \"held and verified\" for its asset (or the one given with --from); each chunk is checked against its recorded hash, the repaired file again as a whole, and it replaces the damaged one in one rename; the damaged bytes are kept in DIR/.lfsync/damaged until --clear-damaged. A file whose size or time changed was edited, and is never repaired; exit 0 only when every corrupt file was repaired.",
-        options: [library.spec, repair.spec, from.spec, clearDamaged.spec, LFSyncCommands.json.spec],
-        examples: ["lfsync verify --library ~/Pictures", "lfsync verify --library ~/Pictures --repair", "lfsync verify --library ~/Pictures --repair --from nas"]
+        discussion: "Reads every file again and compares it with the hashes recorded when it was last scanned. A file whose content changed while nothing the file system records did (same inode, size, modification time and change time) is reported as corrupt: bit rot, which the file system was never told of (exit 1). Any other difference is an edit, reported as modified: an edit moves the change time even when a tool puts the modification time back. With --repair, each corrupt file is healed from another device: only its chunks whose hashes no longer match are fetched, from a trusted device that allows this device to pull and answers the live holding check \"held and verified\" for its asset (or the one given with --from); each chunk is checked against its recorded hash, and the repaired file takes the damaged one's place in one exchange, only if the file is still the one checked; the damaged bytes are kept in PATH/.lfsync/damaged until --clear-damaged. A modified file is never repaired; exit 0 only when every corrupt file was repaired.",
+        options: [repair.spec, from.spec, clearDamaged.spec, LFSyncCommands.json.spec, library.spec],
+        arguments: [LibraryArgument.argument("The library to verify (default: the current directory).")],
+        examples: ["lfsync verify ~/Pictures", "lfsync verify ~/Pictures --repair", "lfsync verify ~/Pictures --repair --from nas"]
     )
 }

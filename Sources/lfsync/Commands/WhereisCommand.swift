@@ -34,11 +34,11 @@ struct WhereisCommand {
     }
 
     func run() async throws -> ExitCode {
-        let config = try DeviceConfig.load(from: home.configURL)
         let identity = try home.identity()
+        let config = try DeviceConfig.load(from: home.configURL, ownID: identity.deviceID)
         let ledger = try home.ledger()
         let paths = arguments.positionals.isEmpty ? [FileManager.default.currentDirectoryPath] : arguments.positionals
-        let targets = try paths.map { try Self.locate($0, home: home) }
+        let targets = try paths.map { try LibraryLocation.locate($0, home: home) }
         var peers = config.ledgerKeys
         if let only = try arguments.value(Self.missingOn) {
             let target = try PeerResolver(config: config, localDeviceID: identity.deviceID).resolve(only)
@@ -46,11 +46,10 @@ struct WhereisCommand {
             peers = [(target.label, PeerKey(rawValue: id.description), id.description)]
         }
         var places: [AssetPlace] = []
-        for (library, within) in targets {
+        for target in targets {
+            let library = target.library
             let index = try await HashUpgradeNotice.upgradedIndex(for: library, home: home, ledger: ledger, exclusions: ScanExclusions(), console: console)
-            // By bytes, as every path is compared: an NFC folder is not its NFD twin.
-            let prefix = within.map { Array(($0.string + "/").utf8) }
-            let inside = { (path: RelativePath) in within.map { path == $0 || Array(path.string.utf8).starts(with: prefix ?? []) } ?? true }
+            let inside = target.contains
             let assets = try await LibraryScanner(root: library, cache: index.scanCache, chunkIndex: index.chunkIndex).scan().assets
                 .filter { $0.files.contains { inside($0.manifest.path) } }
             let root = OffloadedFile.libraryKey(library)
@@ -104,31 +103,6 @@ struct WhereisCommand {
         }
         console.note("\(places.count) asset\(places.count == 1 ? "" : "s")")
         return .success
-    }
-}
-
-extension WhereisCommand {
-    /// The library PATH belongs to and where in it: the nearest folder at or above PATH
-    /// that lfsync has indexed (a push, serve, pull or scan of it), so that a photo or a
-    /// subfolder is answered from that library's cache; else PATH itself, as a library.
-    /// - Returns: the library, and PATH relative to it (nil: the whole library).
-    static func locate(_ path: String, home: StateHome) throws -> (library: URL, within: RelativePath?) {
-        let url = URL(fileURLWithPath: path).standardizedFileURL
-        guard FileManager.default.fileExists(atPath: url.path) else {
-            throw CommandFailure(message: "'\(path)' does not exist (an offloaded file is named by its library: 'lfsync whereis LIBRARY')", exitCode: .usage)
-        }
-        var candidate = url
-        while true {
-            if FileManager.default.fileExists(atPath: home.libraryIndex(for: candidate).path) {
-                let below = url.path.utf8.dropFirst(candidate.path.utf8.count).drop { $0 == UInt8(ascii: "/") }
-                let relative = below.isEmpty ? nil : RelativePath(String(decoding: below, as: UTF8.self))
-                return (URL(fileURLWithPath: candidate.path, isDirectory: true), relative)
-            }
-            let parent = candidate.deletingLastPathComponent()
-            guard parent.path != candidate.path else { break }
-            candidate = parent
-        }
-        return (try DirectoryArgument.existing(path), nil)
     }
 }
 

@@ -15,7 +15,7 @@ enum SystemdUnits {
     static let serve = Unit(
         name: "lfsync-serve.service",
         description: "lfsync: receive photos and files from your own devices",
-        execStart: "\(binary) serve --library %h/Pictures",
+        execStart: "\(binary) serve %h/Pictures",
         comments: [
             "A systemd user service that receives from your other devices into ~/Pictures.",
             "Run 'lfsync init' and 'lfsync trust DEVICE-ID --auto-accept' first: with no terminal,",

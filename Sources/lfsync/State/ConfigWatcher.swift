@@ -17,6 +17,8 @@ import LFSyncDiscovery
 /// configuration stays in force.
 struct ConfigWatcher: Sendable {
     let url: URL
+    /// A config that lists this device's own ID is refused like one that does not parse.
+    let ownID: DeviceID
     var interval: Duration = .seconds(1)
 
     /// Calls `changed` with every new configuration until the task is cancelled.
@@ -24,7 +26,7 @@ struct ConfigWatcher: Sendable {
         log: @escaping @Sendable (String) -> Void = { _ in },
         _ changed: @escaping @Sendable (DeviceConfig) async -> Void
     ) -> Task<Void, Never> {
-        let url = url, interval = interval
+        let url = url, interval = interval, ownID = ownID
         return Task {
             var last = Self.stamp(url)
             while !Task.isCancelled {
@@ -33,7 +35,7 @@ struct ConfigWatcher: Sendable {
                 guard now != last else { continue }
                 last = now
                 do {
-                    await changed(try DeviceConfig.load(from: url))
+                    await changed(try DeviceConfig.load(from: url, ownID: ownID))
                 } catch {
                     log("the config file changed but cannot be read (\(error)); keeping the previous settings")
                 }

@@ -15,7 +15,26 @@ extension DeviceConfig {
     /// Far above any real config (a few hundred bytes per trusted device).
     static let maximumFileSize = 4 << 20
 
-    /// The config at `url`; a default one (named after the host) when there is no file yet.
+    /// The config at `url`, for a command that reads or dials the devices it lists: one that
+    /// lists this device's own ID (a file copied from another machine, or edited by hand) is
+    /// refused, so that no command ever asks this device whether it holds its own files
+    /// and counts the answer as another copy.
+    static func load(from url: URL, ownID: DeviceID) throws -> DeviceConfig {
+        let config = try load(from: url)
+        if let own = config.peers.first(where: { (try? DeviceID(parsing: $0.deviceID)) == ownID }) {
+            throw CommandFailure(
+                message: """
+                    \(url.path) lists this device's own ID as a trusted device ('\(own.name)'): a device cannot be \
+                    another device's copy of itself. Remove it with 'lfsync untrust \(own.name)' (was the file copied \
+                    from another machine?)
+                    """,
+                exitCode: .dataError)
+        }
+        return config
+    }
+
+    /// The config at `url` as it is, own ID or not (for `untrust`, which removes one, and
+    /// commands that dial nobody); a default one (named after the host) when there is no file yet.
     static func load(from url: URL) throws -> DeviceConfig {
         guard let data = try contents(of: url) else {
             return DeviceConfig(name: ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "lfsync")

@@ -22,7 +22,19 @@ struct PeerResolver {
     let config: DeviceConfig
     let localDeviceID: DeviceID
 
-    func resolve(_ text: String) throws -> Target {
+    /// - Throws: a usage error for what names no device, and for this device itself (a
+    ///   device is never its own peer: not to push to, pull from, or count as a copy),
+    ///   unless `allowingSelf` (for `untrust`, which removes such an entry).
+    func resolve(_ text: String, allowingSelf: Bool = false) throws -> Target {
+        let target = try find(text)
+        if target.deviceID == localDeviceID, !allowingSelf {
+            throw UsageError(message: "'\(text)' is this device itself (\(localDeviceID.shortForm))",
+                             hint: "Name another device; 'lfsync peers' lists the trusted ones.")
+        }
+        return target
+    }
+
+    private func find(_ text: String) throws -> Target {
         if let peer = config.peers.first(where: { $0.name == text }) { return try target(for: peer) }
         let compact = text.uppercased().filter { $0.isLetter || $0.isNumber }
         if compact.count >= 4 {

@@ -30,7 +30,7 @@ struct WatchCommand {
         let settle = try arguments.value(Self.settle) ?? 3
         let rescan = try arguments.value(Self.rescanInterval) ?? 60
         let identity = try home.identity()
-        let config = try DeviceConfig.load(from: home.configURL)
+        let config = try DeviceConfig.load(from: home.configURL, ownID: identity.deviceID)
         let ledger = try home.ledger()
         var indexes: [LibraryIndex] = []
         for library in libraries {

@@ -77,7 +77,7 @@ final class WatchLoop {
             continuation.yield(.stop(signal: signal))
         })
         let sync = sync
-        producers.append(ConfigWatcher(url: home.configURL).start(log: { [console] in console.error($0) }) { config in
+        producers.append(ConfigWatcher(url: home.configURL, ownID: localDeviceID).start(log: { [console] in console.error($0) }) { config in
             // Trust applies at once, even in the middle of a push; the targets follow in the loop.
             await sync.updateTrust(config.trustPolicy)
             continuation.yield(.config(config))

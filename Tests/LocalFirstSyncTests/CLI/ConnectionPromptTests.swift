@@ -17,7 +17,7 @@ import Testing
         init(_ device: Device) async throws {
             terminal = try PseudoTerminal()
             process.executableURL = LFSyncProcess.binary
-            process.arguments = ["serve", "--library", device.library.path, "--listen", "127.0.0.1:0", "--no-advertise"]
+            process.arguments = ["serve", device.library.path, "--listen", "127.0.0.1:0", "--no-advertise"]
             var environment = ProcessInfo.processInfo.environment
             environment["LFSYNC_HOME"] = device.home.path
             environment["NO_COLOR"] = "1"

@@ -319,7 +319,9 @@ import Testing
                 Issue.record("`lfsync help` lists no COMMANDS: \(help.stdout)")
                 return []
             }
-            return lines[(start + 1)...].prefix { !$0.isEmpty }.compactMap { $0.split(separator: " ").first.map(String.init) }
+            // A command's line starts with two spaces; a wrapped abstract goes on, further in.
+            return lines[(start + 1)...].prefix { !$0.isEmpty }.filter { !$0.hasPrefix("   ") }
+                .compactMap { $0.split(separator: " ").first.map(String.init) }
         }
     }
 

@@ -62,18 +62,50 @@ import Glibc
         }
     }
 
+    /// The README's own example for a shared household folder: new folders keep their
+    /// parent's group (setgid, which `mkdir` alone drops), files group-writable.
+    @Test func theReadmesChmodGivesNewFoldersTheSetgidBit() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let (laptop, nas) = try await PushServeTests.pair(root)
+            let folder = laptop.library.appendingPathComponent("2026/Trip")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let files: [(name: String, source: UInt32, landed: UInt32)] = [
+                ("photo.jpg", 0o644, 0o664), ("private.jpg", 0o600, 0o660), ("script.sh", 0o755, 0o775), ("world.txt", 0o666, 0o664),
+            ]
+            for item in files {
+                let url = folder.appendingPathComponent(item.name)
+                try Data(item.name.utf8).write(to: url)
+                #expect(chmod(url.path, mode_t(item.source)) == 0)
+            }
+            let server = try await Server(nas, extra: ["--chmod", "Dg+s,ug+rw,Fo-w"], umask: "002")
+            defer { _ = server.stop() }
+            #expect(try await laptop.run(["trust", nas.deviceID(), "--name", "nas", "--address", server.address]).status == 0)
+            let push = try await laptop.run(["push", laptop.library.path, "--to", "nas"])
+            #expect(push.status == 0, "\(push.stderr)")
+            for folder in ["2026", "2026/Trip"] {
+                let mode = Self.mode(nas.library.appendingPathComponent(folder))
+                #expect(mode == 0o2775, "\(folder): \(String(mode ?? 0, radix: 8))")
+            }
+            for item in files {
+                let mode = Self.mode(nas.library.appendingPathComponent("2026/Trip/\(item.name)"))
+                #expect(mode == item.landed, "\(item.name): \(String(mode ?? 0, radix: 8))")
+            }
+            #expect(Self.mode(nas.library.appendingPathComponent(".lfsync/staging")) == 0o700)
+        }
+    }
+
     @Test func serveCreatesAMissingLibraryButNotItsParents() async throws {
         try await TestSupport.withTemporaryDirectory { root in
             let (_, nas) = try await PushServeTests.pair(root)
             let fresh = root.appendingPathComponent("photos-not-yet")
-            let server = try await Server(nas, extra: ["--library", fresh.path])
+            let server = try await Server(nas, library: fresh)
             let log = server.stop()
             #expect(log.contains("created the library folder \(fresh.path)"), "\(log)")
             var isDirectory: ObjCBool = false
             #expect(FileManager.default.fileExists(atPath: fresh.path, isDirectory: &isDirectory) && isDirectory.boolValue)
 
             let orphan = root.appendingPathComponent("no-such-parent/photos")
-            let refused = try await LFSyncProcess.run(["serve", "--library", orphan.path, "--listen", "127.0.0.1:0", "--no-advertise"], home: nas.home, timeLimit: 20)
+            let refused = try await LFSyncProcess.run(["serve", orphan.path, "--listen", "127.0.0.1:0", "--no-advertise"], home: nas.home, timeLimit: 20)
             #expect(refused.status == 74, "\(refused.stderr)")
             #expect(refused.stderr.contains("its parent folder does not exist"), "\(refused.stderr)")
             #expect(!FileManager.default.fileExists(atPath: root.appendingPathComponent("no-such-parent").path))
@@ -125,7 +157,7 @@ import Glibc
             let server = try await Server(laptop)
             defer { _ = server.stop() }
             #expect(try await nas.run(["trust", laptop.deviceID(), "--name", "laptop", "--address", server.address]).status == 0)
-            let pulled = try await nas.run(["pull", "--from", "laptop", "--library", nas.library.path, "--exclude", "*.MOV"])
+            let pulled = try await nas.run(["pull", "--from", "laptop", nas.library.path, "--exclude", "*.MOV"])
             #expect(pulled.status == 0, "\(pulled.stderr)")
             let received = try PushServeTests.tree(nas.library).keys.filter { $0 != ".lfsyncignore" }.sorted()
             #expect(received == ["IMG_1.JPG", "keep/IMG_2.JPG"])

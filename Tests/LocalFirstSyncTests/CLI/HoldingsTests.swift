@@ -24,8 +24,13 @@ import Testing
 
     /// laptop, nas and desktop; the laptop's real-shaped library (a Live Photo, RAW+JPEG with
     /// sidecars, duplicates) pushed to `pushTo`; both serve, trusting the laptop to push and pull.
-    static func household(_ root: URL, pushTo: [String] = ["nas", "desktop"]) async throws -> Household {
-        let laptop = try Device("laptop", in: root), nas = try Device("nas", in: root), desktop = try Device("desktop", in: root)
+    /// - Parameter laptopLibrary: where the laptop's library lives (a loop-mounted disk, say).
+    static func household(_ root: URL, pushTo: [String] = ["nas", "desktop"], laptopLibrary: URL? = nil) async throws -> Household {
+        let laptop = try laptopLibrary.map { library in
+            try FileManager.default.createDirectory(at: library, withIntermediateDirectories: true)
+            return Device("laptop", home: root.appendingPathComponent("laptop-state"), library: library)
+        } ?? Device("laptop", in: root)
+        let nas = try Device("nas", in: root), desktop = try Device("desktop", in: root)
         for device in [laptop, nas, desktop] { #expect(try await device.run(["init", "--name", device.name]).status == 0) }
         let laptopID = try await laptop.deviceID()
         for device in [nas, desktop] {
@@ -141,11 +146,49 @@ import Testing
             #expect(try EngineHarness.tree(home.nas.library) == nasBefore)
 
             // A pull brings every file back, byte for byte, and the records go.
-            let pull = try await home.laptop.run(["pull", "--from", "nas", "--library", home.laptop.library.path])
+            let pull = try await home.laptop.run(["pull", "--from", "nas", home.laptop.library.path])
             #expect(pull.status == 0, "\(pull.stderr)")
             #expect(try Self.files(home.laptop) == home.original)
             #expect(try await Self.whereis(home.laptop).allSatisfy { $0.here == "here" })
             #expect(!(try await home.laptop.run(["status", home.laptop.library.path]).stdout.contains("offloaded here")))
+        }
+    }
+
+    /// As git-annex drops a file or a folder: PATH may be a folder or a file of a library
+    /// lfsync indexed, answered as part of that one library (its index, its records), whole
+    /// assets at a time; a path in no library is refused, not indexed as a new one.
+    @Test func offloadTakesAFolderOrAFileOfALibrary() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let home = try await Self.household(root)
+            defer { home.stop() }
+            let library = home.laptop.library
+            let indexes = { try FileManager.default.contentsOfDirectory(atPath: home.laptop.home.appendingPathComponent("libraries").path).filter { $0.hasSuffix(".sqlite") } }
+            let indexesBefore = try indexes()
+            let folder = try await home.laptop.run(["offload", library.appendingPathComponent("Camera").path, "--copies", "2", "--yes", "--json"])
+            #expect(folder.status == 0, "\(folder.stderr)")
+            let fromFolder = try JSONDecoder().decode([OffloadReport].self, from: Data(folder.stdout.utf8)).first
+            #expect(fromFolder?.removed.flatMap(\.files).sorted() == home.original.keys.filter { $0.hasPrefix("Camera/") }.sorted())
+            // One file of a Live Photo: the asset goes whole, its video too.
+            let still = try await home.laptop.run(["offload", library.appendingPathComponent("DCIM/100APPLE/IMG_0001.HEIC").path, "--copies", "2", "--yes", "--json"])
+            #expect(still.status == 0, "\(still.stderr)")
+            #expect(try JSONDecoder().decode([OffloadReport].self, from: Data(still.stdout.utf8)).first?.removed.flatMap(\.files).sorted()
+                    == ["DCIM/100APPLE/IMG_0001.HEIC", "DCIM/100APPLE/IMG_0001.MOV"])
+            let left = try Self.files(home.laptop)
+            #expect(left.keys.sorted() == home.original.keys.filter { !$0.hasPrefix("Camera/") && !$0.hasPrefix("DCIM/100APPLE/IMG_0001.") }.sorted())
+            #expect(try indexes() == indexesBefore, "a folder was indexed as a library of its own")
+            #expect(!FileManager.default.fileExists(atPath: library.appendingPathComponent("Camera/.lfsync").path))
+            let whereis = try await Self.whereis(home.laptop)
+            #expect(whereis.filter { $0.here == "offloaded" }.count == 3)
+            // Outside every library: refused, nothing indexed.
+            let outside = root.appendingPathComponent("elsewhere")
+            try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
+            let refused = try await home.laptop.run(["offload", outside.path, "--copies", "1"])
+            #expect(refused.status == 64 && refused.stderr.contains("not in a library lfsync knows"), "\(refused.stderr)")
+            #expect(try indexes() == indexesBefore)
+            // One pull of the library brings them all back.
+            let pull = try await home.laptop.run(["pull", "--from", "nas", library.path])
+            #expect(pull.status == 0, "\(pull.stderr)")
+            #expect(try Self.files(home.laptop) == home.original)
         }
     }
 
@@ -171,28 +214,16 @@ import Testing
         }
     }
 
-    /// Why a loop-mounted ext4 cannot be made here, or nil.
-    static let loopDiskMissing: String? = {
-        guard geteuid() == 0 else { return "not root (mounting a loop file needs it)" }
-        for tool in ["/usr/sbin/mkfs.ext4", "/usr/sbin/debugfs"] where !FileManager.default.isExecutableFile(atPath: tool) {
-            return "\(tool) is missing ('make test-deps' installs e2fsprogs)"
-        }
-        return nil
-    }()
-
     /// Bit rot as a disk does it: a byte of the file's block changed under the file system,
     /// its size, times and inode untouched, so the holder's scan still trusts its cached
     /// hashes. Only the proof, which reads the bytes, can tell; the asset stays.
-    @Test(.enabled(if: loopDiskMissing == nil, "true bit rot needs a loop-mounted ext4: \(loopDiskMissing ?? "")"))
+    @Test(.enabled(if: LoopDisk.missing == nil, "true bit rot needs a loop-mounted ext4: \(LoopDisk.missing ?? "")"))
     func bitRotUnderTheHoldersFileSystemIsCaughtByTheProof() async throws {
         try await TestSupport.withTemporaryDirectory { root in
-            let image = root.appendingPathComponent("desktop.img"), mount = root.appendingPathComponent("desktop-disk")
-            try FileManager.default.createDirectory(at: mount, withIntermediateDirectories: true)
-            #expect(try await LFSyncProcess.shell("truncate -s 64M '\(image.path)' && mkfs.ext4 -q -F -b 4096 '\(image.path)' && mount -o loop '\(image.path)' '\(mount.path)'") == 0)
-            // Detached at the end however the test ends (MNT_DETACH), before the folder is removed.
-            defer { _ = umount2(mount.path, 2) }
+            let disk = try await LoopDisk("desktop", in: root)
+            defer { disk.detach() }
             let laptop = try Device("laptop", in: root)
-            let desktop = Device("desktop", home: root.appendingPathComponent("desktop-state"), library: mount.appendingPathComponent("Pictures"))
+            let desktop = Device("desktop", home: root.appendingPathComponent("desktop-state"), library: disk.mount.appendingPathComponent("Pictures"))
             try FileManager.default.createDirectory(at: desktop.library, withIntermediateDirectories: true)
             #expect(try await laptop.run(["init", "--name", "laptop"]).status == 0)
             #expect(try await desktop.run(["init", "--name", "desktop"]).status == 0)
@@ -203,24 +234,10 @@ import Testing
             #expect(try await LFSyncProcess.shell("find '\(laptop.library.path)' -type f -exec touch -d '2 hours ago' {} +") == 0)
             #expect(try await laptop.run(["push", laptop.library.path, "--to", "desktop"]).status == 0)
             let victim = "DCIM/100APPLE/IMG_0004.HEIC"
-            let before = try FileStatus.of(path: desktop.library.appendingPathComponent(victim).path)
 
             // The desktop stops; one byte of the victim's first block changes on the disk itself.
             _ = server.stop()
-            #expect(try await LFSyncProcess.shell("umount '\(mount.path)'") == 0)
-            let blocks = root.appendingPathComponent("bmap.txt")
-            #expect(try await LFSyncProcess.shell("debugfs -R 'bmap /Pictures/\(victim) 0' '\(image.path)' > '\(blocks.path)' 2>/dev/null") == 0)
-            let block = try #require(UInt64(String(contentsOf: blocks, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
-            let disk = try FileHandle(forUpdating: image)
-            try disk.seek(toOffset: block * 4096 + 2000)
-            let byte = try #require(try disk.read(upToCount: 1)?.first)
-            try disk.seek(toOffset: block * 4096 + 2000)
-            try disk.write(contentsOf: [byte ^ 0x10])
-            try disk.close()
-            #expect(try await LFSyncProcess.shell("mount -o loop '\(image.path)' '\(mount.path)'") == 0)
-            let after = try FileStatus.of(path: desktop.library.appendingPathComponent(victim).path)
-            #expect(after.size == before.size && after.modificationTimeNs == before.modificationTimeNs
-                    && after.changeTimeNs == before.changeTimeNs && after.inode == before.inode, "the rot touched the file's metadata")
+            try await disk.rot("Pictures/\(victim)", at: 2000)
             server = try await Server(desktop)
             defer { _ = server.stop() }
             #expect(try await laptop.run(["trust", desktop.deviceID(), "--name", "desktop", "--address", server.address]).status == 0)
@@ -311,7 +328,9 @@ import Testing
         var damagedCopies: [String]
     }
 
-    /// Flips one byte of `path` in `device`'s library, keeping its size and modification time.
+    /// Flips one byte of `path` in `device`'s library, keeping its size and modification time:
+    /// an in-place edit (its change time moves), which a holder's proof tells from the bytes
+    /// it recorded. For bit rot, which moves nothing, see `LoopDisk`.
     static func rot(_ path: String, in device: Device, at offset: Int? = nil) throws {
         let url = device.library.appendingPathComponent(path)
         var status = stat()
@@ -324,57 +343,24 @@ import Testing
         #expect(utimensat(AT_FDCWD, url.path, &times, 0) == 0)
     }
 
-    @Test func repairHealsBitRotFromAVerifiedCopyAndKeepsTheDamagedBytes() async throws {
+    /// The laptop's copy rots under its file system; the nas's copy of the same photo was
+    /// edited. Nothing is repaired from a copy that is not the recorded one.
+    @Test(.enabled(if: LoopDisk.missing == nil, "true bit rot needs a loop-mounted ext4: \(LoopDisk.missing ?? "")"))
+    func repairFromADeviceWhoseCopyIsDamagedToo() async throws {
         try await TestSupport.withTemporaryDirectory { root in
-            let home = try await Self.household(root)
-            defer { home.stop() }
-            // A 6 MB video, many chunks; one byte of it rots, and a still of another asset.
-            let video = "Videos/birthday.mp4", still = "DCIM/100APPLE/IMG_0002.HEIC"
-            let big = (0..<6_000_000).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) }
-            try TestSupport.write(big, to: home.laptop.library.appendingPathComponent(video))
-            #expect(try await LFSyncProcess.shell("touch -d '2 hours ago' '\(home.laptop.library.appendingPathComponent(video).path)'") == 0)
-            for peer in ["nas", "desktop"] { #expect(try await home.laptop.run(["push", home.laptop.library.path, "--to", peer]).status == 0) }
-            let healthy = try Self.files(home.laptop)
-            try Self.rot(video, in: home.laptop, at: 3_000_000)
-            try Self.rot(still, in: home.laptop)
-            // An edit (new time) is not rot: never "repaired".
-            let notes = home.laptop.library.appendingPathComponent("Documents/notes.txt")
-            try TestSupport.write(Array("Buy film. Back up the NAS. Call mum.\n".utf8), to: notes)
-
-            let output = try await home.laptop.run(["verify", "--library", home.laptop.library.path, "--repair", "--json"])
-            #expect(output.status == 0, "\(output.stderr)")
-            let report = try JSONDecoder().decode(VerifyReport.self, from: Data(output.stdout.utf8))
-            #expect(Set(report.corrupt) == [video, still])
-            #expect(report.modified == ["Documents/notes.txt"])
-            let healed = Dictionary(uniqueKeysWithValues: (report.repaired ?? []).map { ($0.path, $0) })
-            #expect(healed[video]?.chunks == 1, "\(report)")
-            #expect((healed[video]?.bytes ?? .max) < 3_000_000, "only the bad chunk travels, not the 6 MB file")
-            #expect(report.unrepaired?.isEmpty == true)
-            let after = try Self.files(home.laptop)
-            #expect(after[video] == healthy[video] && after[still] == healthy[still])
-            #expect(after["Documents/notes.txt"] == Data("Buy film. Back up the NAS. Call mum.\n".utf8))
-            // The damaged bytes are kept, listed, and go only when the user says so.
-            let kept = try #require(healed[video]?.damagedCopy)
-            let damaged = try Data(contentsOf: home.laptop.library.appendingPathComponent(kept))
-            #expect(damaged != healthy[video] && damaged.count == healthy[video]?.count)
-            #expect(report.damagedCopies.count == 2)
-            let again = try await home.laptop.run(["verify", "--library", home.laptop.library.path])
-            #expect(again.status == 0 && again.stderr.contains("2 damaged copies kept"), "\(again.stderr)")
-            #expect(try await home.laptop.run(["verify", "--library", home.laptop.library.path, "--clear-damaged"]).status == 0)
-            #expect(!FileManager.default.fileExists(atPath: home.laptop.library.appendingPathComponent(".lfsync/damaged").path))
-        }
-    }
-
-    @Test func repairFromADeviceWhoseCopyIsDamagedToo() async throws {
-        try await TestSupport.withTemporaryDirectory { root in
-            let home = try await Self.household(root, pushTo: ["nas"])
+            let disk = try await LoopDisk("laptop", in: root)
+            defer { disk.detach() }
+            let home = try await Self.household(root, pushTo: ["nas"], laptopLibrary: disk.mount.appendingPathComponent("Pictures"))
             defer { home.stop() }
             let still = "DCIM/100APPLE/IMG_0003.HEIC"
-            try Self.rot(still, in: home.laptop)
+            try await TestSupport.waitForFilesToSettle()
+            #expect(try await home.laptop.run(["scan", home.laptop.library.path]).status == 0)
+            try await disk.rot("Pictures/\(still)", at: UInt64(home.original[still]?.count ?? 0) / 2)
             try Self.rot(still, in: home.nas)
-            let output = try await home.laptop.run(["verify", "--library", home.laptop.library.path, "--repair", "--from", "nas", "--json"])
+            let output = try await home.laptop.run(["verify", home.laptop.library.path, "--repair", "--from", "nas", "--json"])
             #expect(output.status == 1, "\(output.stderr)")
             let report = try JSONDecoder().decode(VerifyReport.self, from: Data(output.stdout.utf8))
+            #expect(report.corrupt == [still])
             #expect(report.repaired?.isEmpty == true)
             #expect(report.unrepaired?.first?.path == still)
             #expect(report.unrepaired?.first?.reason.contains("nas") == true, "\(String(describing: report.unrepaired))")
@@ -420,7 +406,7 @@ import Testing
             }
             #expect(killedMidway > 0, "no offload was killed while removing files: the test did not test anything")
             // And a pull brings the rest back.
-            let pull = try await home.laptop.run(["pull", "--from", "desktop", "--library", home.laptop.library.path])
+            let pull = try await home.laptop.run(["pull", "--from", "desktop", home.laptop.library.path])
             #expect(pull.status == 0, "\(pull.stderr)")
             #expect(try Self.files(home.laptop) == everything)
         }

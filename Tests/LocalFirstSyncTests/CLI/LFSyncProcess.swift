@@ -35,6 +35,56 @@ struct LFSyncProcess {
         }
     }
 
+    /// Runs `lfsync` to completion like `run`, calling `onErrorLine` with each line it writes
+    /// to stderr as it writes it (on the reading thread): a test acts at a moment the command
+    /// announces ("asking liar about 12 assets"), not after a guessed delay.
+    static func run(_ arguments: [String], home: URL, onErrorLine: @escaping @Sendable (String) -> Void) async throws -> Output {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result {
+                    let process = Process()
+                    (process.executableURL, process.arguments) = (binary, arguments)
+                    var environment = ProcessInfo.processInfo.environment
+                    environment["LFSYNC_HOME"] = home.path
+                    environment["NO_COLOR"] = "1"
+                    process.environment = environment
+                    let out = Pipe(), err = Pipe()
+                    (process.standardOutput, process.standardError) = (out, err)
+                    try process.run()
+                    let stdout = LockedBox(Data())
+                    let reader = DispatchGroup()
+                    reader.enter()
+                    DispatchQueue.global().async {
+                        stdout.value = out.fileHandleForReading.readDataToEndOfFile()
+                        reader.leave()
+                    }
+                    var stderr = Data(), line = Data()
+                    while true {
+                        let byte = err.fileHandleForReading.readData(ofLength: 1)
+                        if byte.isEmpty { break }
+                        stderr.append(byte)
+                        if byte == Data("\n".utf8) {
+                            onErrorLine(String(decoding: line, as: UTF8.self))
+                            line = Data()
+                        } else {
+                            line.append(byte)
+                        }
+                    }
+                    reader.wait()
+                    process.waitUntilExit()
+                    return Output(status: process.terminationStatus, stdout: String(decoding: stdout.value, as: UTF8.self),
+                                  stderr: String(decoding: stderr, as: UTF8.self))
+                })
+            }
+        }
+    }
+
+    /// A value two threads hand over (the other's reads wait for the DispatchGroup).
+    private final class LockedBox<Value>: @unchecked Sendable {
+        var value: Value
+        init(_ value: Value) { self.value = value }
+    }
+
     /// Runs a `/bin/sh -c` command line (a `cp -r`, as a user would copy a card in) off the
     /// cooperative pool; returns its exit status.
     static func shell(_ command: String) async throws -> Int32 {

@@ -42,12 +42,13 @@ import Testing
         let log: URL
         private(set) var address = ""
 
-        init(_ device: Device, extra: [String] = [], openFileLimit: Int? = nil, umask: String? = nil) async throws {
+        /// - Parameter library: the folder to serve, when not the device's own library.
+        init(_ device: Device, library: URL? = nil, extra: [String] = [], openFileLimit: Int? = nil, umask: String? = nil) async throws {
             log = device.home.appendingPathComponent("serve.log")
             try FileManager.default.createDirectory(at: device.home, withIntermediateDirectories: true)
             FileManager.default.createFile(atPath: log.path, contents: nil)
             (process.executableURL, process.arguments) = LFSyncProcess.command(
-                ["serve", "--library", device.library.path, "--listen", "127.0.0.1:0", "--no-advertise"] + extra,
+                ["serve", (library ?? device.library).path, "--listen", "127.0.0.1:0", "--no-advertise"] + extra,
                 openFileLimit: openFileLimit, umask: umask)
             var environment = ProcessInfo.processInfo.environment
             environment["LFSYNC_HOME"] = device.home.path
@@ -95,6 +96,34 @@ import Testing
 
     static func tree(_ url: URL) throws -> [String: Data] { try EngineHarness.tree(url) }
 
+    /// One way to name a library: its path, as the argument of every command; the old
+    /// `--library DIR` of serve, pull and verify still works, saying it is deprecated.
+    @Test func aLibraryIsNamedByItsPathOnEveryCommand() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let (laptop, nas) = try await Self.pair(root)
+            #expect(try await nas.run(["trust", laptop.deviceID(), "--name", "laptop", "--auto-accept", "--allow-pull"]).status == 0)
+            let server = try await Server(nas)
+            defer { _ = server.stop() }
+            // `serve PATH` (the harness's form) says nothing of --library.
+            #expect(!((try? String(contentsOf: server.log, encoding: .utf8)) ?? "").contains("deprecated"))
+            #expect(try await laptop.run(["trust", nas.deviceID(), "--name", "nas", "--address", server.address]).status == 0)
+            try EngineHarness.writeSample(at: laptop.library, padding: 20_000)
+            #expect(try await laptop.run(["push", laptop.library.path, "--to", "nas"]).status == 0)
+            let fresh = root.appendingPathComponent("restored")
+            try FileManager.default.createDirectory(at: fresh, withIntermediateDirectories: true)
+            let pull = try await laptop.run(["pull", "--from", "nas", fresh.path])
+            #expect(pull.status == 0 && !pull.stderr.contains("deprecated"), "\(pull.stderr)")
+            let verify = try await laptop.run(["verify", laptop.library.path])
+            #expect(verify.status == 0 && !verify.stderr.contains("deprecated"), "\(verify.stderr)")
+            let old = try await laptop.run(["verify", "--library", laptop.library.path])
+            #expect(old.status == 0 && old.stderr.contains("--library is deprecated"), "\(old.stderr)")
+            let both = try await laptop.run(["verify", laptop.library.path, "--library", fresh.path])
+            #expect(both.status == 64 && both.stderr.contains("two libraries given"), "\(both.stderr)")
+            let none = try await laptop.run(["pull", "--from", "nas"])
+            #expect(none.status == 64 && none.stderr.contains("lfsync pull --from PEER PATH"), "\(none.stderr)")
+        }
+    }
+
     @Test func pushStatusAndPullEndToEnd() async throws {
         try await TestSupport.withTemporaryDirectory { root in
             let (laptop, nas) = try await Self.pair(root)
@@ -128,7 +157,7 @@ import Testing
             let refusingServer = try await Server(laptop)
             try TestSupport.write(Array("only on the laptop\n".utf8), to: laptop.library.appendingPathComponent("new.txt"))
             #expect(try await nas.run(["trust", laptop.deviceID(), "--name", "laptop", "--address", refusingServer.address, "--auto-accept"]).status == 0)
-            let refused = try await nas.run(["pull", "--from", "laptop", "--library", nas.library.path])
+            let refused = try await nas.run(["pull", "--from", "laptop", nas.library.path])
             #expect(refused.status == 77, "\(refused.stderr)")
             #expect(refused.stderr.contains("refused the pull") && refused.stderr.contains("--allow-pull"), "\(refused.stderr)")
             #expect(try Self.tree(nas.library)["new.txt"] == nil)
@@ -139,7 +168,7 @@ import Testing
             let laptopServer = try await Server(laptop)
             defer { _ = laptopServer.stop() }
             #expect(try await nas.run(["trust", laptop.deviceID(), "--name", "laptop", "--address", laptopServer.address, "--auto-accept"]).status == 0)
-            let pulled = try await nas.run(["pull", "--from", "laptop", "--library", nas.library.path])
+            let pulled = try await nas.run(["pull", "--from", "laptop", nas.library.path])
             #expect(pulled.status == 0, "\(pulled.stderr)")
             #expect(try Self.tree(nas.library)["new.txt"] == Data("only on the laptop\n".utf8))
         }
@@ -165,39 +194,46 @@ import Testing
         }
     }
 
-    /// `lfsync verify`: content that changed while size and mtime did not is CORRUPT (exit 1);
-    /// a file edited the ordinary way is "modified" (exit 0).
-    @Test func verifyTellsCorruptFromModifiedAndExits1OnCorruption() async throws {
+    /// `lfsync verify`: content that changed while nothing the file system records did —
+    /// inode, size, modification and change time: bit rot, made under the file system — is
+    /// CORRUPT (exit 1); an edit is "modified" (exit 0), the ordinary kind and the kind that
+    /// puts the modification time back alike (its change time moved).
+    @Test(.enabled(if: LoopDisk.missing == nil, "true bit rot needs a loop-mounted ext4: \(LoopDisk.missing ?? "")"))
+    func verifyTellsCorruptFromModifiedAndExits1OnCorruption() async throws {
         try await TestSupport.withTemporaryDirectory { root in
-            let device = try Device("laptop", in: root)
+            let disk = try await LoopDisk("laptop", in: root)
+            defer { disk.detach() }
+            let device = Device("laptop", home: root.appendingPathComponent("laptop-state"), library: disk.mount.appendingPathComponent("Pictures"))
             #expect(try await device.run(["init", "--name", "laptop"]).status == 0)
             let photo = device.library.appendingPathComponent("IMG_0001.JPG"), notes = device.library.appendingPathComponent("notes.txt")
+            let retouched = device.library.appendingPathComponent("IMG_0002.JPG")
             try TestSupport.write([UInt8](repeating: 0x41, count: 50_000), to: photo)
+            try TestSupport.write([UInt8](repeating: 0x42, count: 50_000), to: retouched)
             try TestSupport.write(Array("first draft\n".utf8), to: notes)
             try await TestSupport.waitForFilesToSettle()
-            let first = try await device.run(["verify", "--library", device.library.path])
+            let first = try await device.run(["verify", device.library.path])
             #expect(first.status == 0)
             #expect(first.stderr.contains("hashes recorded now"), "\(first.stderr)")
 
-            // Bit rot: one byte flipped, size and mtime put back.
-            let before = try FileStatus.of(path: photo.path)
-            var bytes = try Data(contentsOf: photo)
-            bytes[1234] ^= 0x01
-            try bytes.write(to: photo)
-            #expect(FileTimeTests.setModificationTime(photo.path, seconds: Int(before.modificationTimeNs / 1_000_000_000),
-                                                     nanoseconds: Int(before.modificationTimeNs % 1_000_000_000)))
+            // Bit rot: one bit of the photo flipped on the disk itself.
+            try await disk.rot("Pictures/IMG_0001.JPG", at: 1234)
+            // An edit that puts the time back (exiftool -P): the change time tells.
+            var edited = [UInt8](repeating: 0x42, count: 50_000)
+            edited[1234] = 0x43
+            try TestSupport.overwriteKeepingMtime(retouched, with: edited)
             // An ordinary edit: new size, new mtime.
             try await Task.sleep(for: .milliseconds(20))
             try TestSupport.write(Array("second draft, longer\n".utf8), to: notes)
-            let second = try await device.run(["verify", "--library", device.library.path, "--json"])
+            let second = try await device.run(["verify", device.library.path, "--json"])
             #expect(second.status == 1, "corruption is exit 1: \(second.stderr)")
             struct Report: Decodable { var filesChecked: Int; var corrupt: [String]; var modified: [String] }
             let report = try JSONDecoder().decode(Report.self, from: Data(second.stdout.utf8))
-            #expect(report.filesChecked == 2)
+            #expect(report.filesChecked == 3)
             #expect(report.corrupt == ["IMG_0001.JPG"])
-            #expect(report.modified == ["notes.txt"])
-            let text = try await device.run(["verify", "--library", device.library.path])
-            #expect(text.stdout.contains("CORRUPT   IMG_0001.JPG") && text.stdout.contains("modified  notes.txt"), "\(text.stdout)")
+            #expect(report.modified == ["IMG_0002.JPG", "notes.txt"])
+            let text = try await device.run(["verify", device.library.path])
+            #expect(text.stdout.contains("CORRUPT   IMG_0001.JPG") && text.stdout.contains("modified  IMG_0002.JPG")
+                    && text.stdout.contains("modified  notes.txt"), "\(text.stdout)")
         }
     }
 
@@ -235,18 +271,18 @@ import Testing
             let server = try await Server(nas)
             // A second serve, or a pull, into the library serve receives into: exit 75 at once, nothing started
             // (were the lock ignored, the second serve would run until the time limit: exit 124).
-            let second = try await LFSyncProcess.run(["serve", "--library", nas.library.path, "--listen", "127.0.0.1:0", "--no-advertise"],
+            let second = try await LFSyncProcess.run(["serve", nas.library.path, "--listen", "127.0.0.1:0", "--no-advertise"],
                                                      home: nas.home, timeLimit: 30)
             #expect(second.status == 75, "\(second.stderr)")
             #expect(second.stderr.contains("another lfsync process is receiving into this library"), "\(second.stderr)")
             #expect(second.stderr.contains(nas.library.path + "/.lfsync/lock"), "\(second.stderr)")
-            let pull = try await nas.run(["pull", "--from", "laptop", "--library", nas.library.path])
+            let pull = try await nas.run(["pull", "--from", "laptop", nas.library.path])
             #expect(pull.status == 75, "\(pull.stderr)")
             #expect(!pull.stderr.contains("refused"), "pull went ahead: \(pull.stderr)")
             // Another library is not affected, and the lock goes with the process that held it.
             let other = root.appendingPathComponent("other-library")
             try FileManager.default.createDirectory(at: other, withIntermediateDirectories: true)
-            let elsewhere = try await nas.run(["pull", "--from", "laptop", "--library", other.path])
+            let elsewhere = try await nas.run(["pull", "--from", "laptop", other.path])
             #expect(elsewhere.status == 77, "\(elsewhere.stderr)")
             _ = server.stop()
             let again = try await Server(nas)

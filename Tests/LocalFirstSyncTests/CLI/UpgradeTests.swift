@@ -91,7 +91,7 @@ import Testing
             bytes[3] ^= 0x20
             try TestSupport.overwriteKeepingMtime(notes, with: bytes)
 
-            let verify = try await laptop.run(["verify", "--library", laptop.library.path, "--json"])
+            let verify = try await laptop.run(["verify", laptop.library.path, "--json"])
             #expect(verify.status == 1, "\(verify.stderr)")
             struct Verify: Decodable { var corrupt: [String] }
             #expect(try JSONDecoder().decode(Verify.self, from: Data(verify.stdout.utf8)).corrupt == ["Documents/notes.txt"])

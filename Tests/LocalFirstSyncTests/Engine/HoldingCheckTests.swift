@@ -8,7 +8,8 @@ import Testing
 
 /// The holding check between two engines (PROTOCOL.md, "Holding checks"): answered, with
 /// proofs, to a trusted device; refused to one the holder only let connect; a chunk sent
-/// only to a trusted device and only if its bytes still hash right.
+/// only to a device allowed to pull (PROTOCOL.md, "Who may read a device's bytes"), judged
+/// when it is asked, and only if its bytes still hash right.
 @Suite(.timeLimit(.minutes(2))) struct HoldingCheckTests {
     @Test func aTrustedDeviceGetsProvenAnswersAndAConnectedStrangerIsRefused() async throws {
         try await TestSupport.withTemporaryDirectory { root in
@@ -42,8 +43,16 @@ import Testing
             try TestSupport.write(Array("only on the laptop".utf8), to: laptop.library.appendingPathComponent("new.txt"))
             let fresh = try #require(try await laptop.scan().first { $0.primaryPath == "new.txt" })
             #expect(try await laptop.sync.checkHolding(of: [fresh], on: nasPeer, proof: true)[fresh.contentID] == .notHeld)
-            // A chunk of a file it holds, checked on arrival.
+            // Reading bytes needs the permission to pull: trust alone answers checks, not chunk requests.
             let chunk = try #require(assets.flatMap(\.files).first { $0.manifest.size > 0 }?.manifest.chunks.first)
+            do {
+                _ = try await laptop.sync.fetchChunk(hash: chunk.hash, length: chunk.length, from: nasPeer)
+                Issue.record("a device not allowed to pull read a chunk")
+            } catch {
+                #expect("\(error)".contains("not allowed to pull there"), "\(error)")
+            }
+            // Allowed now, on the same connection: a chunk of a file it holds, checked on arrival.
+            await nas.sync.updateTrust(TrustPolicy([.init(deviceID: laptop.identity.deviceID, acceptsConnections: true, acceptsOffers: true, mayPull: true)]))
             #expect(try await laptop.sync.fetchChunk(hash: chunk.hash, length: chunk.length, from: nasPeer).map(ContentHash.chunk) == chunk.hash)
 
             let strangersNas = try await stranger.sync.connect(to: nas.address, expecting: nas.identity.deviceID)
@@ -59,7 +68,7 @@ import Testing
                 _ = try await stranger.sync.fetchChunk(hash: chunk.hash, length: chunk.length, from: strangersNas)
                 Issue.record("a device not in the trust list got a chunk")
             } catch {
-                #expect("\(error)".contains("not trusted there"), "\(error)")
+                #expect("\(error)".contains("not allowed to pull there"), "\(error)")
             }
         }
     }

@@ -40,6 +40,25 @@ struct LibraryDirectoryTests {
         }
     }
 
+    /// `Dg+s` from the receiver's own rules: mkdir drops setgid, so it is set on the new
+    /// directory's descriptor; a setuid bit is never given to a directory.
+    @Test func newDirectoriesGetTheSetgidBitTheRulesAskFor() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let library = root.appendingPathComponent("library")
+            try FileManager.default.createDirectory(at: library, withIntermediateDirectories: true)
+            let modes = NewFileModes(umask: 0o002, chmod: try ChmodRules(parsing: "Dg+s,Du+s,ug+rw,Fo-w"))
+            #expect(modes.directoryMode == 0o2775)
+            let directory = try LibraryDirectory(path: library.path, modes: modes)
+            _ = try directory.openDirectory(["2026", "Trip"], create: true)
+            for folder in ["2026", "2026/Trip"] {
+                var raw = stat()
+                #expect(lstat(library.appendingPathComponent(folder).path, &raw) == 0)
+                #expect(raw.st_mode & 0o7777 == 0o2775, "\(folder): \(String(raw.st_mode & 0o7777, radix: 8))")
+            }
+            #expect(NewFileModes(umask: 0o022).directoryMode == 0o755)
+        }
+    }
+
     @Test func fileInTheWayIsNotADirectory() async throws {
         try await TestSupport.withTemporaryDirectory { root in
             let setup = try F.setUp(in: root)
