@@ -56,6 +56,7 @@ one_run() {  # one_run BUILD_DIR
   timed "offload dry run, no proof" "$tag" lf laptop offload "$lib" --copies 2 --no-proof --json
   timed "offload dry run, with proof" "$tag" lf laptop offload "$lib" --copies 2 --json
   timed "offload --yes" "$tag" lf laptop offload "$lib" --copies 2 --yes --json
+  python3 -c 'import json,sys,collections; r=json.load(open(sys.argv[1]))[0]; print(sys.argv[2] + ": kept", collections.Counter(k["reason"][:60] for k in r["kept"]).most_common(4))' "$out/last.out" "$tag" | tee -a "$out/notes.txt"
   removed=$(python3 -c 'import json,sys; print(sum(len(r["files"]) for r in json.load(open(sys.argv[1]))[0]["removed"]))' "$out/last.out" 2>/dev/null)
   timed "pull bringing $removed files back" "$tag" lf laptop pull --from nas --library "$lib"
   left=$(python3 - "$lib" <<'EOF'
@@ -71,14 +72,14 @@ EOF
   sleep 4
   lf laptop scan "$lib" >/dev/null 2>&1
   # Five files rot under the file system.
-  victims=$(cd "$lib" && find . -path ./.lfsync -prune -o -type f -size +20k -print | sort | head -5 | sed 's|^\./||')
+  (cd "$lib" && find . -path ./.lfsync -prune -o -type f -size +20k -print | grep -v ' ' | sort | head -5 | sed 's|^\./||') >"$work/victims"
   umount "$disk"
-  for v in $victims; do
+  while IFS= read -r v; do
     size=$(debugfs -R "stat /Pictures/$v" "$img" 2>/dev/null | sed -n 's/.*Size: \([0-9]*\).*/\1/p' | head -1)
     off=$((size / 2)); blk=$(debugfs -R "bmap /Pictures/$v $((off / 4096))" "$img" 2>/dev/null)
     python3 -c 'import sys
 f = open(sys.argv[1], "r+b"); f.seek(int(sys.argv[2])); b = f.read(1); f.seek(int(sys.argv[2])); f.write(bytes([b[0] ^ 16]))' "$img" $((blk * 4096 + off % 4096))
-  done
+  done <"$work/victims"
   mount -o loop "$img" "$disk"
   timed "verify --repair, 5 files rotted" "$tag" lf laptop verify --library "$lib" --repair --json
   repaired=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1])).get("repaired") or []))' "$out/last.out" 2>/dev/null)

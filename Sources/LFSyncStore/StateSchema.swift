@@ -147,5 +147,18 @@ enum StateSchema {
             -- path holds that file hash again. NULL for rows written before this version.
             ALTER TABLE offloaded ADD COLUMN manifest BLOB;
             """),
+        Migration(version: 9, name: "what received contents are made of", sql: """
+            -- Per content this device received, its files by role and file hash, in the
+            -- content's canonical order: what lets it answer a holding check for a content it
+            -- keeps at other paths (a Live Photo stored under conflict names, a renamed file)
+            -- by finding each file hash in the library, whatever the grouping of its names.
+            CREATE TABLE content_file (
+                content_id BLOB    NOT NULL,  -- 32 bytes
+                position   INTEGER NOT NULL,  -- the file's place in the canonical order
+                role       INTEGER NOT NULL,  -- FileRole's byte
+                file_hash  BLOB    NOT NULL,  -- 32 bytes
+                PRIMARY KEY (content_id, position)
+            ) WITHOUT ROWID;
+            """),
     ])
 }

@@ -113,7 +113,9 @@ public actor LocalSync {
     private var pullHandler: (@Sendable (Peer) async -> [Asset])?
     private var pullLibrary: URL?
     /// Answers trusted devices' holding checks, once `serveHoldings` gave it a library.
-    private var holdings: HoldingResponder?
+    /// Answers holding checks, once `serveHoldings` set it up; read without the actor by the
+    /// receiving side, which tells it when the library changed.
+    private let holdings = LockedState<HoldingResponder?>(nil)
     /// Expected proofs of our own holding checks are made here.
     private let holdingDisk = BlockingQueue(label: "lfsync.holding-checks")
     /// The trust policy in force: `configuration.trust` until `updateTrust(_:)` replaces it.
@@ -359,7 +361,15 @@ public actor LocalSync {
     /// check, PROTOCOL.md "Holding checks"), answered from `library` as `assets` finds it
     /// now; and ask it for chunks of files it holds (a repair).
     package func serveHoldings(from library: URL, assets: @escaping @Sendable () async -> [Asset]) {
-        holdings = HoldingResponder(library: library, assets: assets, store: store, holder: identity.deviceID)
+        holdings.withLock { $0 = HoldingResponder(library: library, assets: assets, store: store, holder: identity.deviceID) }
+    }
+
+    /// Says that the library holding checks are answered from changed (a file written,
+    /// copied in, removed): the next check looks at it again instead of reusing its last
+    /// look. The engine says so itself after each install; `serve` when its watcher sees a
+    /// change.
+    package nonisolated func holdingsChanged() {
+        holdings.withLock { $0 }?.libraryChanged()
     }
 
     /// Asks `peer` whether it holds `assets` now; with `proof`, each "yes" must come with the
@@ -492,8 +502,14 @@ public actor LocalSync {
             } else {
                 let decision = OneShotDecision()
                 connectionRequestStream.continuation.yield(ConnectionRequest(peer: peer, decision: decision))
-                accepted = await decision.wait(timeout: configuration.decisionTimeout, clock: clock)
+                guard let answer = await waitForDecision(decision, watching: channel) else {
+                    return try await refuseEarlyMessage(on: channel, from: peer)
+                }
+                accepted = answer
             }
+            // Session flow 2: nothing is sent before the decision. What came in with the Hello
+            // (or while a person decided) is a violation, not the start of the session.
+            if await channel.hasUnreadInput { return try await refuseEarlyMessage(on: channel, from: peer) }
             try await ConnectionSetUp.decide(accepted, on: channel, declinedBy: configuration.deviceName)
             guard accepted else {
                 configuration.log("declined connection from \(peer)")
@@ -511,6 +527,49 @@ public actor LocalSync {
             await channel.close()
             return nil
         }
+    }
+
+    /// Waits for a person's answer while reading what the device sends meanwhile: the
+    /// answer, or nil when a message (or the end of the connection) came first — which
+    /// Session flow 2 forbids. A message read here that came after all is the session's first.
+    private func waitForDecision(_ decision: OneShotDecision, watching channel: SecureChannel) async -> Bool? {
+        let first = Eventual<Bool?>()
+        let timeout = configuration.decisionTimeout, clock = configuration.clock
+        tasks.spawn { first.resolve(await decision.wait(timeout: timeout, clock: clock)) }
+        while first.value == nil {
+            let early = channel.receiveEarly()
+            let ended = Eventual<Bool>()
+            tasks.spawn {
+                switch await early.outcome.wait() {
+                // A quiet spell while the person decides: read on.
+                case .failure(.transport(.timedOut(.idle))): ended.resolve(false)
+                default:
+                    ended.resolve(true)
+                    first.resolve(nil)
+                }
+            }
+            tasks.spawn {
+                _ = await first.wait()
+                ended.resolve(false)
+            }
+            guard await ended.wait() else { continue }
+        }
+        guard let answer = first.value ?? nil else {
+            // Too late for a person to let it in.
+            decision.decide(false, expiring: true)
+            return nil
+        }
+        return answer
+    }
+
+    /// A device that sent something before the connection decision is told why (Error 3)
+    /// and dropped.
+    private func refuseEarlyMessage(on channel: SecureChannel, from peer: Peer) async throws -> PeerSession? {
+        let reason = "nothing may be sent before the connection decision"
+        logHandshakeFailure("dropped \(peer): \(reason)")
+        try? await channel.send(.error(.init(code: .unexpectedMessage, message: reason)))
+        await channel.close()
+        return nil
     }
 
     /// The newest connection from a peer replaces the one before. Closing the old one can
@@ -551,9 +610,14 @@ public actor LocalSync {
                 return try self.importerForReceiving()
             },
             announceTransfer: { [incomingTransferStream] in incomingTransferStream.continuation.yield($0) },
-            onReceived: { contents, peer in
+            onReceived: { [weak self] contents, files, peer in
                 let key = peer.ledgerKey
-                _ = try? await store.write { store throws(SQLiteError) in try store.recordSynced(contents, peer: key) }
+                _ = try? await store.write { store throws(SQLiteError) in
+                    try store.recordSynced(contents, peer: key)
+                    try store.recordCompositions(files)
+                }
+                // What the library holds changed: the next holding check looks again.
+                self?.holdingsChanged()
             },
             onPull: { [weak self] peer, excludes throws(SyncError) in
                 guard let self else { return }
@@ -732,8 +796,8 @@ public actor LocalSync {
             configuration.log("refused a holding check from \(peer): not trusted")
             return nil
         }
-        guard let holdings else { return check.contents.map { _ in .notHeld } }
-        return await holdings.answers(to: check)
+        guard let responder = holdings.withLock({ $0 }) else { return check.contents.map { _ in .notHeld } }
+        return await responder.answers(to: check)
     }
 
     /// A chunk request from `peer`: reading this device's bytes, so answered only to a device

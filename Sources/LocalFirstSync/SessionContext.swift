@@ -19,7 +19,7 @@ struct SessionContext: Sendable {
     let clock: any Clock<Duration>
     let importerProvider: @Sendable () throws(SyncError) -> LibraryImporter
     let announceTransfer: @Sendable (IncomingTransfer) -> Void
-    let onReceived: @Sendable ([(content: ContentID, bytes: UInt64)], Peer) async -> Void
+    let onReceived: @Sendable ([(content: ContentID, bytes: UInt64)], [(content: ContentID, files: SyncStateStore.Composition)], Peer) async -> Void
     let onPull: @Sendable (Peer, [String]) async throws(SyncError) -> Void
     let onFetch: @Sendable (Peer, [ContentID]) async throws(SyncError) -> Void
     let onHoldingCheck: @Sendable (WireMessage.HoldingCheck, Peer) async -> [WireMessage.HoldingReport.Answer]?
@@ -28,8 +28,12 @@ struct SessionContext: Sendable {
 
     func importer() throws(SyncError) -> LibraryImporter { try importerProvider() }
     func announce(_ transfer: IncomingTransfer) { announceTransfer(transfer) }
-    /// Records received assets in the ledger; returns once they are committed.
-    func receivedAssets(_ contents: [(content: ContentID, bytes: UInt64)], from peer: Peer) async { await onReceived(contents, peer) }
+    /// Records received assets in the ledger, with what each is made of; returns once they
+    /// are committed.
+    func receivedAssets(_ contents: [(content: ContentID, bytes: UInt64)], madeOf files: [(content: ContentID, files: SyncStateStore.Composition)],
+                        from peer: Peer) async {
+        await onReceived(contents, files, peer)
+    }
     func pullRequested(by peer: Peer, excluding patterns: [String]) async throws(SyncError) { try await onPull(peer, patterns) }
     func fetchRequested(by peer: Peer, contents: [ContentID]) async throws(SyncError) { try await onFetch(peer, contents) }
     /// The answers to a peer's holding check; nil to refuse it.

@@ -120,13 +120,47 @@ package final class SecureChannel: Sendable {
 
     /// The next message; nil when the peer closed the connection cleanly between messages.
     package func receive() async throws(SecureChannelError) -> WireMessage? {
-        try await reader.receive()?.message
+        try await receiveWithLength()?.message
     }
 
     /// The next message with the length of the frame it came in, for callers
     /// that buffer messages and must bound their memory by it.
     package func receiveWithLength() async throws(SecureChannelError) -> (message: WireMessage, frameLength: Int)? {
-        try await reader.receive()
+        if let early = early.withLock({ stash in defer { stash = nil }; return stash }) {
+            return try await early.outcome.wait().get()
+        }
+        return try await reader.receive()
+    }
+
+    /// A receive started before anyone asked for the next message, whose result the next
+    /// `receive` takes (`receiveEarly()`).
+    private let early = LockedState<EarlyReceive?>(nil)
+
+    /// The next message, read now by a task of its own: while a person decides whether to
+    /// let a device in, whatever it sends is seen as it arrives (nothing may come before the
+    /// decision), and is not lost when the decision comes first: the channel's next
+    /// `receive` returns it. One at a time; the caller receives nothing else meanwhile.
+    package func receiveEarly() -> EarlyReceive {
+        let reader = reader
+        let receive = EarlyReceive()
+        early.withLock { $0 = receive }
+        // Ends when a message, the end of the stream or a failure arrives (closing the
+        // connection ends it too).
+        Task {
+            do throws(SecureChannelError) { receive.outcome.resolve(.success(try await reader.receive())) } catch {
+                receive.outcome.resolve(.failure(error))
+            }
+        }
+        return receive
+    }
+
+    /// Whether the peer sent something right behind its last message (in the same read), or
+    /// a message an early receive already brought waits to be read.
+    package var hasUnreadInput: Bool {
+        get async {
+            if case .success(.some)? = early.withLock({ $0 })?.outcome.value { return true }
+            return await reader.hasUnreadInput
+        }
     }
 
     /// Sets the largest frame accepted from the peer, from the next frame on.
@@ -209,4 +243,10 @@ package final class SecureChannel: Sendable {
             throw error
         }
     }
+}
+
+/// A receive under way that nobody is waiting on yet (`SecureChannel.receiveEarly()`).
+package final class EarlyReceive: Sendable {
+    /// What it brought: a message, nil for the end of the stream, or the failure.
+    package let outcome = Eventual<Result<(message: WireMessage, frameLength: Int)?, SecureChannelError>>()
 }

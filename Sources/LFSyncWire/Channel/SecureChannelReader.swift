@@ -24,6 +24,12 @@ package actor SecureChannelReader {
         self.framer = framer
     }
 
+    /// Whether bytes that came in with the last message (in the same read, a Noise message
+    /// or a frame begun) are still waiting to be read: a peer that sent something right behind it.
+    package var hasUnreadInput: Bool {
+        framer.hasPartialMessage || frames.hasPartialFrame
+    }
+
     package func limitFrames(to length: Int) {
         frames.maxFrameLength = length
     }

@@ -6,14 +6,22 @@ import LFSyncSystem
 import LFSyncWire
 import Synchronization
 
-/// Answers trusted devices' holding checks from one library: per content asked about,
-/// whether it is here now (from a scan with the cache, so unchanged files are not read),
-/// and with a challenge, the proof made by reading its bytes again, each chunk checked
-/// against its hash on the way (`HoldingProof`). Says nothing of contents nobody named.
+/// Answers trusted devices' holding checks from one library *as it is when it answers*: per
+/// content asked about, whether it is here now (from a scan with the cache, so unchanged
+/// files are not read), and with a challenge, the proof made by reading its bytes again,
+/// each chunk checked against its hash on the way (`HoldingProof`). Says nothing of contents
+/// nobody named.
+///
+/// A content is held when each of its files is here, intact, at any path: as the scan groups
+/// it (an asset of that content ID), or — for a content this device received and keeps under
+/// other names, such as a Live Photo stored as conflict copies — by the file hashes the
+/// ledger recorded for it when it arrived (`SyncStateStore.compositions`).
 ///
 /// A large question comes as many checks of 1 024 contents in a row: one scan serves them
-/// for `scanReuse`, and every file of each asset asked about is `lstat`ed again at its
-/// answer, so a file changed or gone since that scan is never answered "held".
+/// until the library changes (`libraryChanged()`: the engine's own installs, the watcher of
+/// `serve`) or for `scanReuse` at most, and every file of each placement asked about is
+/// `lstat`ed again at its answer, so a file changed or gone since that scan is never
+/// answered "held".
 final class HoldingResponder: Sendable {
     private let library: URL
     private let assets: @Sendable () async -> [Asset]
@@ -25,9 +33,44 @@ final class HoldingResponder: Sendable {
     /// Assets proven per trip off the pool: between two, an answer nobody waits for any more
     /// (the connection ended, its task cancelled) stops.
     static let proofSlice = 16
-    /// How long one scan answers the checks that follow it.
+    /// How long one scan answers the checks that follow it, when nothing says the library
+    /// changed (a change made while nothing watches it is seen at the latest then).
     static let scanReuse: Duration = .seconds(30)
-    private let lastScan = Mutex<(at: ContinuousClock.Instant, byContent: [ContentID: [Asset]])?>(nil)
+
+    /// The last look at the library: its assets by content, and (built when first needed)
+    /// its files by file hash.
+    private final class Look: Sendable {
+        let at: ContinuousClock.Instant
+        let byContent: [ContentID: [Asset]]
+        private let filesByHash = Mutex<[Hash256: [FileManifest]]?>(nil)
+
+        init(at: ContinuousClock.Instant, byContent: [ContentID: [Asset]]) {
+            self.at = at
+            self.byContent = byContent
+        }
+
+        /// Every scanned file, by file hash.
+        func files(withHash hash: Hash256) -> [FileManifest] {
+            filesByHash.withLock { index in
+                if index == nil {
+                    var built: [Hash256: [FileManifest]] = [:]
+                    for placements in byContent.values {
+                        for asset in placements { for file in asset.files { built[file.manifest.fileHash, default: []].append(file.manifest) } }
+                    }
+                    index = built
+                }
+                return index?[hash] ?? []
+            }
+        }
+    }
+
+    private struct LookState {
+        var look: Look?
+        /// Set when the library changed after `look` was taken.
+        var stale = false
+    }
+
+    private let state = Mutex(LookState())
 
     init(library: URL, assets: @escaping @Sendable () async -> [Asset], store: SyncStateStore, holder: DeviceID) {
         self.library = library
@@ -36,26 +79,33 @@ final class HoldingResponder: Sendable {
         self.store = store
     }
 
+    /// The library changed: the next answer looks at it again.
+    func libraryChanged() {
+        state.withLock { $0.stale = true }
+    }
+
     func answers(to check: WireMessage.HoldingCheck) async -> [WireMessage.HoldingReport.Answer] {
-        let byContent = await currentAssets()
+        let look = await currentLook()
         let asked = check.contents
         let history = (try? await store.read { store throws(SQLiteError) in
             (synced: try store.lastSynced(of: asked), offloaded: try store.offloadedContents(among: asked))
         }) ?? (synced: [:], offloaded: [])
+        // What the contents not found as assets are made of, when this device received them.
+        let missing = asked.filter { content in !(look.byContent[content] ?? []).contains(where: unchangedSinceScan) }
+        let compositions = missing.isEmpty ? [:] : ((try? await store.read { store throws(SQLiteError) in try store.compositions(of: missing) }) ?? [:])
         var answers: [WireMessage.HoldingReport.Answer] = []
         answers.reserveCapacity(asked.count)
         /// Contents to prove: their answer's index, nonce and the placements still as scanned.
         var toProve: [(index: Int, nonce: Hash256, placements: [Asset])] = []
         for (index, content) in asked.enumerated() {
-            guard let placements = byContent[content] else {
+            // A copy still as scanned; a content at several places is held if one of them is.
+            var unchanged = (look.byContent[content] ?? []).filter(unchangedSinceScan)
+            if unchanged.isEmpty, let files = compositions[content], let found = placement(of: files, in: look) {
+                unchanged = [found]
+            }
+            guard !unchanged.isEmpty else {
                 // Had it (confirmed here or there) and it is not here now, unless it was offloaded on purpose.
                 answers.append(history.synced[content] != nil && !history.offloaded.contains(content) ? .heldChanged : .notHeld)
-                continue
-            }
-            // A copy still as scanned; a content at several places is held if one of them is.
-            let unchanged = placements.filter(unchangedSinceScan)
-            guard !unchanged.isEmpty else {
-                answers.append(.heldChanged)
                 continue
             }
             guard check.wantsProof else {
@@ -89,23 +139,43 @@ final class HoldingResponder: Sendable {
         return answers
     }
 
-    /// The library's assets by content (each of its placements), from a scan at most `scanReuse` old.
-    private func currentAssets() async -> [ContentID: [Asset]] {
+    /// The content `files` make, put together from files of the library found by their
+    /// hashes at whatever paths (each still as scanned); nil when one is not here.
+    private func placement(of files: SyncStateStore.Composition, in look: Look) -> Asset? {
+        var found: [Asset.File] = []
+        for file in files {
+            guard let manifest = look.files(withHash: file.fileHash).first(where: { unchangedSinceScan($0) }) else { return nil }
+            found.append(Asset.File(role: file.role, manifest: manifest))
+        }
+        return Asset(files: found)
+    }
+
+    /// The library's assets by content (each of its placements), from a scan taken since the
+    /// library last changed, and at most `scanReuse` ago.
+    private func currentLook() async -> Look {
         let now = ContinuousClock.now
-        if let recent = lastScan.withLock({ $0 }), now - recent.at < Self.scanReuse { return recent.byContent }
+        let reusable = state.withLock { state -> Look? in
+            guard let look = state.look, !state.stale, now - look.at < Self.scanReuse else { return nil }
+            return look
+        }
+        if let reusable { return reusable }
+        // Changes from here on are for the next look: this one may not see them.
+        state.withLock { $0.stale = false }
         var byContent: [ContentID: [Asset]] = [:]
         for asset in await assets() { byContent[asset.contentID, default: []].append(asset) }
-        let scanned = byContent
-        lastScan.withLock { $0 = (now, scanned) }
-        return scanned
+        let look = Look(at: now, byContent: byContent)
+        state.withLock { $0.look = look }
+        return look
     }
 
     /// Every file of `asset` still has the size and modification time the scan saw.
     private func unchangedSinceScan(_ asset: Asset) -> Bool {
-        asset.files.allSatisfy { file in
-            let path = library.appendingPathComponent(file.manifest.path.string).path
-            guard let status = try? FileStatus.of(path: path) else { return false }
-            return status.kind == .regular && status.size == file.manifest.size && status.modificationTimeNs == file.manifest.modificationTimeNs
-        }
+        asset.files.allSatisfy { unchangedSinceScan($0.manifest) }
+    }
+
+    private func unchangedSinceScan(_ manifest: FileManifest) -> Bool {
+        let path = library.appendingPathComponent(manifest.path.string).path
+        guard let status = try? FileStatus.of(path: path) else { return false }
+        return status.kind == .regular && status.size == manifest.size && status.modificationTimeNs == manifest.modificationTimeNs
     }
 }

@@ -70,6 +70,9 @@ actor SessionReceiver {
     /// under one durability barrier) costs one send and one commit.
     private var outbox: [WireMessage] = []
     private var receivedToRecord: [(content: ContentID, bytes: UInt64)] = []
+    /// The files of each content planned here, by role and file hash, until it is recorded
+    /// (or fails): recorded with it, so that a holding check finds it at any path.
+    private var compositions: [ContentID: SyncStateStore.Composition] = [:]
     private var flushScheduled = false
     /// The last flush started: flushes run one after another, so the messages of
     /// one never overtake those of the one before while it waits for its commit.
@@ -154,6 +157,7 @@ actor SessionReceiver {
             case let .announce(pushID, header, firstAssets):
                 announce(pushID: pushID, header: header, firstAssets: firstAssets)
             case let .plan(offerID, assets, known):
+                for asset in assets { compositions[asset.contentID] = asset.files.map { ($0.role, $0.manifest.fileHash) } }
                 guard let result = await plan(assets, known: known) else { return }
                 await perform(incoming.planned(offerID: offerID, result))
             case let .send(messages):
@@ -169,6 +173,7 @@ actor SessionReceiver {
             case let .progress(pushID, progress):
                 transfers[pushID]?.update { $0 = progress }
             case let .outcome(pushID, contentID, outcome):
+                if case .failed = outcome { compositions[contentID] = nil }
                 transfers[pushID]?.record(outcome, for: contentID)
             case let .recordReceived(contents):
                 receivedToRecord += contents
@@ -340,7 +345,10 @@ actor SessionReceiver {
         let contents = receivedToRecord, messages = outbox
         receivedToRecord = []
         outbox = []
-        if !contents.isEmpty { await context.receivedAssets(contents, from: peer) }
+        if !contents.isEmpty {
+            let made = contents.compactMap { item in compositions.removeValue(forKey: item.content).map { (item.content, $0) } }
+            await context.receivedAssets(contents, madeOf: made, from: peer)
+        }
         guard !messages.isEmpty else { return }
         // Straight on the channel, even while `close()` lets queued installs finish: the
         // channel is still open then, and the peer waits for exactly these receipts.

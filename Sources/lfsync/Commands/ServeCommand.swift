@@ -65,6 +65,24 @@ struct ServeCommand {
         await sync.serveHoldings(from: library) {
             (try? await scanner.scan().assets) ?? []
         }
+        // A holding check is answered from the library as it is: files copied in or changed by
+        // hand (not only what this serve received) make the next check look again.
+        let rules = (try? exclusions.effectiveRules(forLibraryAt: library.path)) ?? IgnoreRules()
+        let watcher = TreeWatcher(rootPath: library.path) { rules.isExcluded($0, isDirectory: true) }
+        let libraryChanges = Task {
+            for await event in watcher.events() {
+                switch event {
+                case .ready: continue
+                case .watchLimitReached:
+                    log("watching the library for holding checks: the inotify limit was reached; changes by hand below unwatched folders are seen within 30 s")
+                default: sync.holdingsChanged()
+                }
+            }
+        }
+        defer {
+            libraryChanges.cancel()
+            watcher.stop()
+        }
         let bound: PeerAddress
         do { bound = try await sync.start(listeningOn: listen, advertise: advertise) } catch {
             throw CommandFailure(message: "\(error)", exitCode: .temporaryFailure)

@@ -192,6 +192,30 @@ import Testing
         }
     }
 
+    /// A holder answers from its library as it is when it answers (PROTOCOL.md, "Holding
+    /// checks"): a photo copied into the nas's library by hand after it was asked is held at
+    /// the next check — `serve` watches its library — not "not held" for as long as an
+    /// earlier look at the library is reused.
+    @Test func aPhotoCopiedIntoTheHoldersLibraryByHandIsHeldAtTheNextCheck() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let home = try await Self.household(root, pushTo: ["nas"])
+            defer { home.stop() }
+            let photo = "Camera/DSC_0200.JPG"
+            var generator = SplitMix64(seed: 200)
+            let bytes = generator.bytes(40_000)
+            try TestSupport.write(bytes, to: home.laptop.library.appendingPathComponent(photo))
+            #expect(try await LFSyncProcess.shell("touch -d '2 hours ago' '\(home.laptop.library.appendingPathComponent(photo).path)'") == 0)
+            let before = try await Self.offload(home.laptop, ["--copies", "1", "--peers", "nas"])
+            #expect(before.report?.kept.map(\.path) == [photo], "\(String(describing: before.report?.kept))")
+            // Copied in by hand on the nas (a card reader, a file manager).
+            try TestSupport.write(bytes, to: home.nas.library.appendingPathComponent(photo))
+            try await Task.sleep(for: .milliseconds(500))
+            let after = try await Self.offload(home.laptop, ["--copies", "1", "--peers", "nas"])
+            #expect(after.report?.kept.isEmpty == true, "\(String(describing: after.report?.kept))")
+            #expect(after.report?.removed.map(\.path).contains(photo) == true)
+        }
+    }
+
     @Test func aCopyDamagedOnTheHoldersDiskDoesNotCount() async throws {
         try await TestSupport.withTemporaryDirectory { root in
             let home = try await Self.household(root)

@@ -57,6 +57,60 @@ import LFSyncDiscovery
         }
     }
 
+    /// Session flow 2, "Nothing else is sent before the decision", as PROTOCOL.md's example
+    /// has it: a trusted device's HoldingCheck (`holding-check-frame`) sent in the same Noise
+    /// message as its Hello is answered with the `error-before-decision-frame` Error, not a
+    /// HoldingReport.
+    @Test func aHoldingCheckSentWithTheHelloGetsError3() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let network = InMemoryNetwork()
+            let identity = DeviceIdentity.generate()
+            let nas = try await Self.responder(root, network: network, trusting: [identity])
+            let check = try ProtocolDocumentTests.hexExample("holding-check-frame")
+            let expected = try ProtocolDocumentTests.hexExample("error-before-decision-frame")
+            let connection = try await network.transport(host: "mallory").connect(to: nas.address, timeout: .seconds(5))
+            let channel = try await SecureChannel.initiate(over: connection, identity: identity, expectedPeer: nas.identity.deviceID)
+            let hello = Frame(type: Self.helloType, payload: Self.helloPayload())
+            try await channel.send(frames: [hello, Frame(type: check[0], payload: Array(check[5...]))])
+            var received: [WireMessage] = []
+            do { while let message = try await channel.receive() { received.append(message) } } catch {}
+            #expect(received.count == 2, "\(received.map(\.type))")
+            guard case .hello? = received.first, case let .error(error)? = received.last else {
+                Issue.record("expected Hello, then Error: \(received.map(\.type))")
+                return
+            }
+            #expect(try WireMessage.error(error).frame().encoded() == expected)
+        }
+    }
+
+    /// The same rule while a person is asked: a Pull (`pull-frame`) from a device that is not
+    /// trusted yet gets Error 3 — not Error 4, "not allowed to pull", as if it came after.
+    @Test func aPullSentWhileAPersonDecidesGetsError3() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let network = InMemoryNetwork()
+            let nas = try await Self.responder(root, network: network)
+            let pull = try ProtocolDocumentTests.hexExample("pull-frame")
+            let connection = try await network.transport(host: "mallory").connect(to: nas.address, timeout: .seconds(5))
+            let channel = try await SecureChannel.initiate(over: connection, identity: .generate(), expectedPeer: nas.identity.deviceID)
+            try await channel.send(frames: [Frame(type: Self.helloType, payload: Self.helloPayload())])
+            guard case .hello? = try await channel.receive() else { Issue.record("no Hello"); return }
+            // A person is being asked now.
+            var requests = nas.sync.connectionRequests().makeAsyncIterator()
+            let request = try #require(await requests.next())
+            #expect(request.isPending)
+            try await channel.send(frames: [Frame(type: pull[0], payload: Array(pull[5...]))])
+            var error: WireMessage.ErrorMessage?
+            do {
+                while let message = try await channel.receive() {
+                    if case let .error(reply) = message { error = reply }
+                    if case .connectionDecision = message { Issue.record("a decision came after a message sent before it") }
+                }
+            } catch {}
+            #expect(error?.code == .unexpectedMessage, "\(String(describing: error))")
+            #expect(!request.isPending, "the person is still asked about a connection that was dropped")
+        }
+    }
+
     @Test func aHelloOfAnotherVersionGetsError1() async throws {
         try await TestSupport.withTemporaryDirectory { root in
             let network = InMemoryNetwork()

@@ -3,6 +3,8 @@ import Testing
 @testable import LocalFirstSync
 @testable import LFSyncStore
 @testable import LFSyncSystem
+@testable import LFSyncContent
+@testable import LFSyncCrypto
 
 @Suite("Sync state ledger")
 struct SyncStateStoreTests {
@@ -17,6 +19,25 @@ struct SyncStateStoreTests {
             try store.record(state, for: [content], peer: nas)
             #expect(try store.state(of: content, for: nas) == state)
         }
+    }
+
+    /// What a received content is made of comes back as recorded, and only a list that
+    /// hashes to its content ID is trusted (a damaged row is as good as none).
+    @Test func compositionsRoundTripAndADamagedOneIsIgnored() throws {
+        let store = try SyncStateStore.inMemory()
+        let files: SyncStateStore.Composition = [(.primary, Hash256(bytes: [UInt8](repeating: 1, count: 32))!),
+                                                 (.livePhotoVideo, Hash256(bytes: [UInt8](repeating: 2, count: 32))!)]
+        let content = ContentID(files: files.map { ($0.role, $0.fileHash) })
+        let other = StoreFixtures.contentID(7)
+        try store.recordCompositions([(content, files), (other, files)])
+        let read = try store.compositions(of: [content, other, StoreFixtures.contentID(8)])
+        #expect(read[content].map { $0.map(\.fileHash) } == files.map(\.fileHash))
+        #expect(read[content].map { $0.map(\.role) } == [.primary, .livePhotoVideo])
+        #expect(read[other] == nil, "a list that does not hash to its content ID")
+        try store.database.write { db throws(SQLiteError) in
+            try db.execute("UPDATE content_file SET file_hash = zeroblob(32) WHERE position = 1")
+        }
+        #expect(try store.compositions(of: [content]).isEmpty)
     }
 
     @Test func keepsTimestampsAndBytes() throws {

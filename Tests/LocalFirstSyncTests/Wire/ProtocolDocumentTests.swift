@@ -29,8 +29,9 @@ import Testing
                 } else {
                     lines.append(line)
                 }
-            } else if line.hasPrefix("```\(kind) id=") {
-                currentID = String(line.dropFirst("```\(kind) id=".count)).trimmingCharacters(in: .whitespaces)
+            } else if case let opening = line.drop(while: { $0 == " " }), opening.hasPrefix("```\(kind) id=") {
+                // Indented inside a list item, or not.
+                currentID = String(opening.dropFirst("```\(kind) id=".count)).trimmingCharacters(in: .whitespaces)
             }
         }
         return blocks
