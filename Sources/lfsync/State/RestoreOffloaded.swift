@@ -91,6 +91,8 @@ enum RestoreOffloaded {
                 outcome.failed += group.map { ($0.row.path, "could not make its return durable") }
             }
         }
+        // What can come back: a row with its manifest, whose name nothing has taken since.
+        var wanted: [(row: OffloadedFile, path: LibraryPath, manifest: FileManifest)] = []
         for row in rows {
             guard let manifest = row.manifest else { continue }
             do {
@@ -100,17 +102,31 @@ enum RestoreOffloaded {
                     outcome.failed.append((row.path, "something else has that name now; it was left alone (move it, then pull again)"))
                     continue
                 }
-                let rebuilt = try await rebuilder.rebuild(manifest) { _, chunk in localChunk(chunk, in: directory, index: index) }
-                try rebuilt.staged.prepareForInstall(modificationTimeNs: manifest.modificationTimeNs,
-                                                     mode: modes.fileMode(sourcePermissions: manifest.permissions), syncing: false)
-                group.append((row, path, rebuilt.staged))
-                groupBytes += manifest.size
-                if group.count >= Self.groupFiles || groupBytes >= Self.groupBytes { land() }
-            } catch let failure as FileRebuilder.Failure {
-                outcome.failed.append((row.path, "\(peer.name) \(failure.description)"))
+                wanted.append((row, path, manifest))
             } catch {
                 outcome.failed.append((row.path, "\(error)"))
             }
+        }
+        do {
+            try await rebuilder.rebuild(wanted.map(\.manifest), local: { _, _, chunk in localChunk(chunk, in: directory, index: index) }) { position, result in
+                let (row, path, manifest) = wanted[position]
+                do {
+                    let rebuilt = try result.get()
+                    try rebuilt.staged.prepareForInstall(modificationTimeNs: manifest.modificationTimeNs,
+                                                         mode: modes.fileMode(sourcePermissions: manifest.permissions), syncing: false)
+                    group.append((row, path, rebuilt.staged))
+                    groupBytes += manifest.size
+                    if group.count >= Self.groupFiles || groupBytes >= Self.groupBytes { land() }
+                } catch let failure as FileRebuilder.Failure {
+                    outcome.failed.append((row.path, "\(peer.name) \(failure.description)"))
+                } catch {
+                    outcome.failed.append((row.path, "\(error)"))
+                }
+            }
+        } catch {
+            // The connection ended (or the pull was cancelled): what was not staged stays offloaded.
+            let staged = Set(group.map(\.row.path)).union(outcome.restored).union(outcome.failed.map(\.path))
+            outcome.failed += wanted.filter { !staged.contains($0.row.path) }.map { ($0.row.path, "\(error)") }
         }
         if !group.isEmpty { land() }
         return outcome
