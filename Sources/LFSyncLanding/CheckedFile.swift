@@ -43,6 +43,24 @@ package struct CheckedFile: Hashable, Sendable {
         self.changeTimeNs = changeTimeNs
     }
 
+    /// The same file, after lfsync itself removed another name of its inode (a hard link):
+    /// that moved the inode's change time to `status`'s, and nothing else did.
+    package func afterUnlinkOfAnotherName(_ status: FileStatus) -> CheckedFile {
+        guard status.inode == inode, device.map({ $0 == status.device }) ?? true,
+              status.size == size, status.modificationTimeNs == modificationTimeNs else { return self }
+        return CheckedFile(path: path, device: device, inode: inode, size: size, modificationTimeNs: modificationTimeNs,
+                           changeTimeNs: status.changeTimeNs)
+    }
+
+    private init(path: LibraryPath, device: UInt64?, inode: UInt64, size: UInt64, modificationTimeNs: Int64, changeTimeNs: Int64) {
+        self.path = path
+        self.device = device
+        self.inode = inode
+        self.size = size
+        self.modificationTimeNs = modificationTimeNs
+        self.changeTimeNs = changeTimeNs
+    }
+
     /// How the file at `status` (nil: nothing at the name) differs from the checked one;
     /// nil when it is the checked file, unchanged.
     package func change(to status: FileStatus?) -> FileChange? {

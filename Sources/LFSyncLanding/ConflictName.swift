@@ -5,16 +5,17 @@ import LFSyncStore
 /// The name a received file gets when a *different* file already has its
 /// name: `IMG_0001.HEIC` → `IMG_0001 (conflict 1a2b3c4d).HEIC`.
 ///
-/// Derived from the incoming content only, so receiving the same conflicting
-/// file again finds its earlier copy instead of piling up copies, and two
-/// devices name the same conflict alike. The extension is kept so the file
-/// still opens in the right application.
+/// Derived from the incoming content only — the Content ID of the asset the file
+/// belongs to, so the files of one asset (a Live Photo's still and video, a RAW and
+/// its JPEG) get one suffix and stay recognisably together — so receiving the same
+/// conflicting asset again finds its earlier copy instead of piling up copies, and two
+/// devices name the same conflict alike. The extension is kept so the file still opens
+/// in the right application.
 enum ConflictName {
-    /// First the short form (8 hex digits of the file hash); should that name
-    /// hold yet other content, the full 64-digit hash, which only a deliberate
-    /// plant can occupy.
-    package static func candidates(for name: String, fileHash: Hash256) -> [String] {
-        let hex = fileHash.hex
+    /// First the short form (8 hex digits of the tag); should that name hold yet other
+    /// content, the full 64-digit tag, which only a deliberate plant can occupy.
+    package static func candidates(for name: String, tag: Hash256) -> [String] {
+        let hex = tag.hex
         return [make(name, tag: String(hex.prefix(8))), make(name, tag: hex)]
     }
 

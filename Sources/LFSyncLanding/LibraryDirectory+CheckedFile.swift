@@ -53,19 +53,30 @@ extension LibraryDirectory {
         return .unchanged(CheckedOpen(parent: parent, file: file, status: status))
     }
 
+    /// What `remove(_:)` did.
+    package enum Removal: Equatable {
+        /// Removed. When the inode has other names (hard links), its status now: the unlink
+        /// moved its change time, so a check of another name compares with this one.
+        case removed(stillLinked: FileStatus?)
+        case left(FileChange)
+    }
+
     /// Deletes `checked` if it is still the file that was checked.
-    /// - Returns: nil when it was removed; how it changed when it was left alone.
-    package func remove(_ checked: CheckedFile) throws(ReceiveError) -> FileChange? {
+    package func remove(_ checked: CheckedFile) throws(ReceiveError) -> Removal {
         let opened: CheckedOpen
         switch try openChecked(checked) {
-        case let .changed(change): return change
+        case let .changed(change): return .left(change)
         case let .unchanged(found): opened = found
         }
         guard checked.path.name.withCString({ unlinkat(opened.parent.rawValue, $0, 0) }) == 0 else {
-            if errno == ENOENT { return .gone }
+            if errno == ENOENT { return .left(.gone) }
             throw .system(SystemError.current("unlink", path: checked.path.description))
         }
-        return nil
+        // Still open here: what its other names show now.
+        guard opened.status.linkCount > 1, let after = try? opened.file.status(checked.path.description), after.linkCount > 0 else {
+            return .removed(stillLinked: nil)
+        }
+        return .removed(stillLinked: after)
     }
 }
 

@@ -237,7 +237,8 @@ package final class LibraryImporter: Sendable {
             case var (.success, .success(ready)):
                 do {
                     let installed = try installer.install(
-                        ready.toPlace, syncingDirectories: false, cache: directories, statuses: &ready.landedStatuses)
+                        ready.toPlace, syncingDirectories: false, cache: directories, conflictTag: order.asset.contentID.hash,
+                        statuses: &ready.landedStatuses)
                     for (position, outcome) in zip(ready.positions, installed) { ready.slots[position.placement][position.file] = outcome }
                     result.results.append(.success(ready.slots.flatMap { $0.compactMap { $0 } }))
                     result.landed.append((order, ready))

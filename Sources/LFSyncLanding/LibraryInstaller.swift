@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import LFSyncContent
+import LFSyncCrypto
 import LFSyncSystem
 import LFSyncStore
 
@@ -78,11 +79,14 @@ package struct LibraryInstaller: Sendable {
     ///   system once (`StagingArea.syncFileSystem`) passes false.
     /// - Precondition: every `StagedFile` came from this installer's staging area.
     /// - Parameter cache: directories already opened by earlier installs of the same group.
+    /// - Parameter conflictTag: what names a conflict copy of these files (`ConflictName`):
+    ///   the asset's content ID, so that every file of one asset stored beside another gets
+    ///   the same suffix; by default each file's own hash.
     package func install(
-        _ files: [(StagedFile, LibraryPath)], syncingDirectories: Bool = true, cache: DirectoryCache? = nil
+        _ files: [(StagedFile, LibraryPath)], syncingDirectories: Bool = true, cache: DirectoryCache? = nil, conflictTag: Hash256? = nil
     ) throws(ReceiveError) -> [InstalledFile] {
         var statuses: [FileStatus?] = []
-        return try install(files, syncingDirectories: syncingDirectories, cache: cache, statuses: &statuses)
+        return try install(files, syncingDirectories: syncingDirectories, cache: cache, conflictTag: conflictTag, statuses: &statuses)
     }
 
     /// As above, and `statuses` gets, for each file in order, the status of the
@@ -90,7 +94,7 @@ package struct LibraryInstaller: Sendable {
     /// right after the rename (the rename set its ctime); nil for a file that
     /// was already present.
     package func install(
-        _ files: [(StagedFile, LibraryPath)], syncingDirectories: Bool = true, cache: DirectoryCache? = nil,
+        _ files: [(StagedFile, LibraryPath)], syncingDirectories: Bool = true, cache: DirectoryCache? = nil, conflictTag: Hash256? = nil,
         statuses: inout [FileStatus?]
     ) throws(ReceiveError) -> [InstalledFile] {
         statuses = []
@@ -123,7 +127,7 @@ package struct LibraryInstaller: Sendable {
                     directory = walk.directory
                     if let key { cache?.directories[key] = directory }
                 }
-                let (outcome, status) = try place(staged, at: path, in: directory, placed: &placed)
+                let (outcome, status) = try place(staged, at: path, in: directory, conflictTag: conflictTag ?? staged.fileHash, placed: &placed)
                 switch outcome {
                 case .alreadyPresent:
                     duplicates.append(staged)
@@ -158,7 +162,7 @@ package struct LibraryInstaller: Sendable {
     /// is looked up before the rename (it must be the verified file) and after
     /// it (the name must still lead there).
     private func place(
-        _ staged: StagedFile, at path: LibraryPath, in directory: OwnedDescriptor, placed: inout [Placed]
+        _ staged: StagedFile, at path: LibraryPath, in directory: OwnedDescriptor, conflictTag: Hash256, placed: inout [Placed]
     ) throws(ReceiveError) -> (InstalledFile, FileStatus?) {
         let stagingDirectory = staging.directory
         // The staged name must lead to the verified file before the rename, not only after
@@ -201,7 +205,7 @@ package struct LibraryInstaller: Sendable {
                 return (attempt == 0 ? .installed(path) : .conflictRenamed(original: path, storedAs: target), status)
             case .destinationExists:
                 if try holds(staged, named: name, in: directory, display: target.description) { return (.alreadyPresent(target), nil) }
-                if attempt == 0 { names += ConflictName.candidates(for: path.name, fileHash: staged.fileHash) }
+                if attempt == 0 { names += ConflictName.candidates(for: path.name, tag: conflictTag) }
             }
         }
         throw .destinationOccupied(path.description)

@@ -20,6 +20,8 @@ package struct FileStatus: Hashable, Sendable {
     public var permissions: UInt32
     /// The owner's user ID: lfsync writes incoming files only where this user alone can.
     public var owner: UInt32
+    /// Names the inode has (hard links).
+    public var linkCount: UInt64
 
     package init(_ raw: stat) {
         switch raw.st_mode & S_IFMT {
@@ -35,6 +37,7 @@ package struct FileStatus: Hashable, Sendable {
         changeTimeNs = FileTime.nanoseconds(raw.st_ctim)
         permissions = UInt32(raw.st_mode & 0o7777)
         owner = UInt32(raw.st_uid)
+        linkCount = UInt64(raw.st_nlink)
     }
 
     /// `lstat`: never follows a final symlink.

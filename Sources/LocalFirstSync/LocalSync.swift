@@ -628,7 +628,7 @@ public actor LocalSync {
                 try await self.answerFetch(from: peer, contents: contents)
             },
             onHoldingCheck: { [weak self] check, peer in
-                await self?.answerHoldingCheck(check, from: peer)
+                await self?.answerHoldingCheck(check, from: peer) ?? .refused
             },
             onChunkRequest: { [weak self] request, peer in
                 await self?.answerChunkRequest(request, from: peer) ?? .refused
@@ -791,12 +791,12 @@ public actor LocalSync {
     }
 
     /// A holding check from `peer`: answered only to a device in the trust list.
-    private func answerHoldingCheck(_ check: WireMessage.HoldingCheck, from peer: Peer) async -> [WireMessage.HoldingReport.Answer]? {
+    private func answerHoldingCheck(_ check: WireMessage.HoldingCheck, from peer: Peer) async -> HoldingResponse {
         guard currentTrust.policy.entries[peer.deviceID] != nil else {
             configuration.log("refused a holding check from \(peer): not trusted")
-            return nil
+            return .refused
         }
-        guard let responder = holdings.withLock({ $0 }) else { return check.contents.map { _ in .notHeld } }
+        guard let responder = holdings.withLock({ $0 }) else { return .answers(check.contents.map { _ in .notHeld }) }
         return await responder.answers(to: check)
     }
 

@@ -168,8 +168,10 @@ actor PeerSession {
         case let .pull(pull):
             try await context.pullRequested(by: peer, excluding: pull.excludes)
         case let .fetch(fetch):
+            try await requireHoldings(message)
             try await context.fetchRequested(by: peer, contents: fetch.contents)
         case .holdingCheck, .chunkRequest:
+            try await requireHoldings(message)
             try await queries.questionArrived(message)
         case let .holdingReport(report):
             await queries.answerArrived(message, requestID: report.requestID)
@@ -178,6 +180,23 @@ actor PeerSession {
         case .hello, .connectionDecision:
             throw .protocolViolation("\(message.type) after the connection was set up")
         }
+    }
+
+    /// Holding checks, chunk requests and Fetches come only from a peer whose Hello
+    /// announced capability bit 2 (PROTOCOL.md, Session flow 10).
+    private func requireHoldings(_ message: WireMessage) async throws(SyncError) {
+        guard await channel.peerCapabilities.contains(.holdings) else {
+            throw .protocolViolation("\(message.type) from a peer that did not announce holding checks (capability bit 2)")
+        }
+    }
+
+    /// The peer broke a rule that only an answering task could see (a holding check over
+    /// its limit): it is told why, with the Error code PROTOCOL.md gives, and dropped.
+    func violated(_ code: WireMessage.ErrorMessage.Code, _ reason: String) async {
+        guard closedReason == nil else { return }
+        context.log("dropped \(peer): \(reason)")
+        try? await channel.send(.error(.init(code: code, message: WireText.fitted(reason, maxBytes: 1000))))
+        await close(reason: reason)
     }
 
     // MARK: - Closing

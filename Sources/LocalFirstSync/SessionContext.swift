@@ -22,7 +22,7 @@ struct SessionContext: Sendable {
     let onReceived: @Sendable ([(content: ContentID, bytes: UInt64)], [(content: ContentID, files: SyncStateStore.Composition)], Peer) async -> Void
     let onPull: @Sendable (Peer, [String]) async throws(SyncError) -> Void
     let onFetch: @Sendable (Peer, [ContentID]) async throws(SyncError) -> Void
-    let onHoldingCheck: @Sendable (WireMessage.HoldingCheck, Peer) async -> [WireMessage.HoldingReport.Answer]?
+    let onHoldingCheck: @Sendable (WireMessage.HoldingCheck, Peer) async -> HoldingResponse
     let onChunkRequest: @Sendable (WireMessage.ChunkRequest, Peer) async -> WireMessage.ChunkReply.Outcome
     let logger: @Sendable (String) -> Void
 
@@ -36,8 +36,8 @@ struct SessionContext: Sendable {
     }
     func pullRequested(by peer: Peer, excluding patterns: [String]) async throws(SyncError) { try await onPull(peer, patterns) }
     func fetchRequested(by peer: Peer, contents: [ContentID]) async throws(SyncError) { try await onFetch(peer, contents) }
-    /// The answers to a peer's holding check; nil to refuse it.
-    func holdingAnswers(for check: WireMessage.HoldingCheck, from peer: Peer) async -> [WireMessage.HoldingReport.Answer]? {
+    /// The answers to a peer's holding check, or why there are none.
+    func holdingAnswers(for check: WireMessage.HoldingCheck, from peer: Peer) async -> HoldingResponse {
         await onHoldingCheck(check, peer)
     }
     func chunk(for request: WireMessage.ChunkRequest, from peer: Peer) async -> WireMessage.ChunkReply.Outcome {

@@ -52,16 +52,29 @@ package enum SecureChannelError: Error, Sendable, CustomStringConvertible {
 extension SecureChannelError {
     /// What to tell a peer whose frame or message broke the protocol, before
     /// hanging up (the stream can't be trusted past it, but our sending half
-    /// still works); nil when there is nothing useful to say (decryption, the
-    /// socket).
+    /// still works): every violation gets exactly one code (PROTOCOL.md, "Error");
+    /// nil when the connection itself failed and there is no one to tell.
     package var errorReply: WireMessage.ErrorMessage? {
+        func reply(_ code: WireMessage.ErrorMessage.Code, _ text: String) -> WireMessage.ErrorMessage {
+            WireMessage.ErrorMessage(code: code, message: WireText.fitted(text, maxBytes: WireMessage.ErrorMessage.maxMessageBytes))
+        }
         switch self {
         case let .wire(wireError):
-            WireMessage.ErrorMessage(for: wireError)
-        case let .frame(frameError):
-            WireMessage.ErrorMessage(code: .limitExceeded, message: WireText.fitted(frameError.description, maxBytes: WireMessage.ErrorMessage.maxMessageBytes))
-        default:
-            nil
+            return WireMessage.ErrorMessage(for: wireError)
+        case let .frame(.frameTooLarge(length, limit)):
+            return reply(.limitExceeded, FrameError.frameTooLarge(length: length, limit: limit).description)
+        case let .stalled(bytes, waited):
+            return reply(.limitExceeded, "a frame came slower than the minimum rate: \(bytes) bytes in \(waited.components.seconds) s")
+        case let .handshake(noise):
+            // After the handshake: a transport message that fails authentication (tampered,
+            // or out of order). Our sending half still works.
+            return reply(.malformedMessage, "a Noise transport message failed: \(noise)")
+        case let .badSegment(detail):
+            return reply(.malformedMessage, "bad shared segment: \(detail)")
+        case .transport, .truncated, .closed, .frame(.truncatedStream), .unencodable, .peerMismatch, .handshakeTimedOut, .incompatiblePeer:
+            // The connection itself failed (the peer closed it, even mid-message; the socket),
+            // or this side did: there is no one to tell, or nothing the peer did.
+            return nil
         }
     }
 }

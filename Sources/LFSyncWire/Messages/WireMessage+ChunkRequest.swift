@@ -22,6 +22,7 @@ extension WireMessage {
 
         func encode(into writer: inout ByteWriter) throws(WireError) {
             try Self.checking { () throws(ByteReaderError) in
+                guard length >= 1 else { throw .invalidValue("a chunk request for 0 bytes") }
                 guard length <= ChunkerConfiguration.absoluteMaxChunkSize else {
                     throw .lengthOverLimit(length: Int(length), limit: Int(ChunkerConfiguration.absoluteMaxChunkSize))
                 }
@@ -36,6 +37,8 @@ extension WireMessage {
                 let requestID = try reader.readUInt64()
                 let chunkHash = try reader.readHash()
                 let length = try reader.readUInt32()
+                // No chunk is empty: an empty file has no chunks.
+                guard length >= 1 else { throw .invalidValue("a chunk request for 0 bytes") }
                 guard length <= ChunkerConfiguration.absoluteMaxChunkSize else {
                     throw .lengthOverLimit(length: Int(length), limit: Int(ChunkerConfiguration.absoluteMaxChunkSize))
                 }

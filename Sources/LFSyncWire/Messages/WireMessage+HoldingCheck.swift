@@ -12,6 +12,10 @@ extension WireMessage {
         static let messageType = WireMessageType.holdingCheck
         /// Contents one check may name; a larger question is asked in several checks.
         package static let maxContents = 1024
+        /// Bytes of content one check with proof may make the holder read, unless it names a
+        /// single content (one video may be larger): 64 GiB. A larger question is asked in
+        /// several checks; a holder answers one over it with Error 5.
+        package static let maxProofBytes: UInt64 = 64 << 30
 
         package var requestID: UInt64
         package var contents: [ContentID]
@@ -32,6 +36,7 @@ extension WireMessage {
                     throw .countOverLimit(count: contents.count, limit: Self.maxContents)
                 }
                 guard nonces.isEmpty || nonces.count == contents.count else { throw .invalidValue("one nonce per content, or none") }
+                guard Set(contents).count == contents.count else { throw .invalidValue("a content named twice in one holding check") }
             }
             writer.write(requestID)
             writer.write(UInt8(wantsProof ? 1 : 0))
@@ -54,9 +59,14 @@ extension WireMessage {
                 guard count >= 1, count <= Self.maxContents else { throw .countOverLimit(count: count, limit: Self.maxContents) }
                 var contents: [ContentID] = []
                 var nonces: [Hash256] = []
+                var named = Set<ContentID>()
                 contents.reserveCapacity(count)
                 for _ in 0..<count {
-                    contents.append(ContentID(hash: try reader.readHash()))
+                    let content = ContentID(hash: try reader.readHash())
+                    // Each named once: a content listed a thousand times would cost a thousand
+                    // reads of its bytes with proof.
+                    guard named.insert(content).inserted else { throw .invalidValue("content \(content.hash.shortHex) named twice in one holding check") }
+                    contents.append(content)
                     if proof { nonces.append(try reader.readHash()) }
                 }
                 return (requestID, contents, nonces)

@@ -1,4 +1,5 @@
 import Foundation
+import LFSyncWire
 
 /// What a device said, and what this side made of it, when asked whether it holds a
 /// content (`LocalSync.checkHolding`). Only `heldVerified` with `proven` (or without proof
@@ -25,4 +26,14 @@ package enum HoldingAnswer: Hashable, Sendable, CustomStringConvertible {
         case let .unprovable(reason): "could not be checked: \(reason)"
         }
     }
+}
+
+/// How a device answers one holding check of a peer's.
+enum HoldingResponse: Sendable {
+    case answers([WireMessage.HoldingReport.Answer])
+    /// The peer is not trusted here.
+    case refused
+    /// The check breaks a limit only the holder can see (the bytes its proofs would read):
+    /// answered with Error 5, and the connection closed.
+    case overLimit(String)
 }

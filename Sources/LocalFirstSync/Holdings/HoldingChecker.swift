@@ -22,13 +22,28 @@ struct HoldingChecker {
         var seen = Set<ContentID>()
         for asset in assets where seen.insert(asset.contentID).inserted { unique.append(asset) }
         var answers: [ContentID: HoldingAnswer] = [:]
-        var start = 0
-        while start < unique.count {
-            let batch = Array(unique[start..<min(start + WireMessage.HoldingCheck.maxContents, unique.count)])
-            start += batch.count
+        for batch in Self.batches(of: unique, proof: proof) {
             for (content, answer) in try await check(batch: batch, proof: proof) { answers[content] = answer }
         }
         return answers
+    }
+
+    /// Checks within the limits of one (PROTOCOL.md, "Limits and deadlines"): at most
+    /// `maxContents` contents and, with proof, at most `maxProofBytes` of them unless alone.
+    static func batches(of assets: [Asset], proof: Bool, byteLimit: UInt64 = WireMessage.HoldingCheck.maxProofBytes) -> [[Asset]] {
+        var batches: [[Asset]] = [], batch: [Asset] = [], bytes: UInt64 = 0
+        for asset in assets {
+            let over = batch.count == WireMessage.HoldingCheck.maxContents
+                || (proof && !batch.isEmpty && bytes &+ asset.totalSize > byteLimit)
+            if over {
+                batches.append(batch)
+                (batch, bytes) = ([], 0)
+            }
+            batch.append(asset)
+            bytes &+= asset.totalSize
+        }
+        if !batch.isEmpty { batches.append(batch) }
+        return batches
     }
 
     private func check(batch: [Asset], proof: Bool) async throws(SyncError) -> [ContentID: HoldingAnswer] {

@@ -72,8 +72,13 @@ final class HoldingResponder: Sendable {
 
     private let state = Mutex(LookState())
 
-    init(library: URL, assets: @escaping @Sendable () async -> [Asset], store: SyncStateStore, holder: DeviceID) {
+    /// Bytes the proofs of one check may read, unless it names one content.
+    private let proofByteLimit: UInt64
+
+    init(library: URL, assets: @escaping @Sendable () async -> [Asset], store: SyncStateStore, holder: DeviceID,
+         proofByteLimit: UInt64 = WireMessage.HoldingCheck.maxProofBytes) {
         self.library = library
+        self.proofByteLimit = proofByteLimit
         self.holder = holder
         self.assets = assets
         self.store = store
@@ -84,26 +89,26 @@ final class HoldingResponder: Sendable {
         state.withLock { $0.stale = true }
     }
 
-    func answers(to check: WireMessage.HoldingCheck) async -> [WireMessage.HoldingReport.Answer] {
+    func answers(to check: WireMessage.HoldingCheck) async -> HoldingResponse {
         let look = await currentLook()
         let asked = check.contents
         let history = (try? await store.read { store throws(SQLiteError) in
             (synced: try store.lastSynced(of: asked), offloaded: try store.offloadedContents(among: asked))
         }) ?? (synced: [:], offloaded: [])
+        // A copy still as scanned; a content at several places is held if one of them is.
+        var unchanged = asked.map { content in (look.byContent[content] ?? []).filter(unchangedSinceScan) }
         // What the contents not found as assets are made of, when this device received them.
-        let missing = asked.filter { content in !(look.byContent[content] ?? []).contains(where: unchangedSinceScan) }
+        let missing = zip(asked, unchanged).compactMap { $1.isEmpty ? $0 : nil }
         let compositions = missing.isEmpty ? [:] : ((try? await store.read { store throws(SQLiteError) in try store.compositions(of: missing) }) ?? [:])
         var answers: [WireMessage.HoldingReport.Answer] = []
         answers.reserveCapacity(asked.count)
         /// Contents to prove: their answer's index, nonce and the placements still as scanned.
         var toProve: [(index: Int, nonce: Hash256, placements: [Asset])] = []
         for (index, content) in asked.enumerated() {
-            // A copy still as scanned; a content at several places is held if one of them is.
-            var unchanged = (look.byContent[content] ?? []).filter(unchangedSinceScan)
-            if unchanged.isEmpty, let files = compositions[content], let found = placement(of: files, in: look) {
-                unchanged = [found]
+            if unchanged[index].isEmpty, let files = compositions[content], let found = placement(of: files, in: look) {
+                unchanged[index] = [found]
             }
-            guard !unchanged.isEmpty else {
+            guard !unchanged[index].isEmpty else {
                 // Had it (confirmed here or there) and it is not here now, unless it was offloaded on purpose.
                 answers.append(history.synced[content] != nil && !history.offloaded.contains(content) ? .heldChanged : .notHeld)
                 continue
@@ -114,9 +119,15 @@ final class HoldingResponder: Sendable {
                 continue
             }
             answers.append(.heldChanged)  // until its proof is made below
-            toProve.append((index, check.nonces[index], unchanged))
+            toProve.append((index, check.nonces[index], unchanged[index]))
         }
-        guard !toProve.isEmpty else { return answers }
+        guard !toProve.isEmpty else { return .answers(answers) }
+        // What the proofs would read: bounded per check, but for a single content (PROTOCOL.md,
+        // "Limits and deadlines").
+        let bytes = toProve.reduce(UInt64(0)) { $0 &+ ($1.placements.first?.totalSize ?? 0) }
+        if toProve.count > 1, bytes > proofByteLimit {
+            return .overLimit("a holding check with proof of \(bytes) bytes (limit \(proofByteLimit) unless it names one content)")
+        }
         // Every byte of every asset is read, off the pool, a slice at a time.
         let library = library, holder = holder
         var proofs: [Hash256?] = []
@@ -136,7 +147,7 @@ final class HoldingResponder: Sendable {
             // No placement gave a proof: each is damaged or unreadable, so the answer stays "changed".
             if let proof { answers[item.index] = .heldVerified(verifiedAt: now, proof: proof) }
         }
-        return answers
+        return .answers(answers)
     }
 
     /// The content `files` make, put together from files of the library found by their

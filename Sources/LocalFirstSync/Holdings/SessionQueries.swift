@@ -70,13 +70,20 @@ actor SessionQueries {
     /// Answers the peer's questions in order until the session closes.
     func run() async {
         for await question in questions.stream {
-            let answer: WireMessage? = switch question {
+            let answer: WireMessage?
+            switch question {
             case let .holdingCheck(check):
-                .holdingReport(.init(requestID: check.requestID, answers: await context.holdingAnswers(for: check, from: peer)))
+                switch await context.holdingAnswers(for: check, from: peer) {
+                case let .answers(answers): answer = .holdingReport(.init(requestID: check.requestID, answers: answers))
+                case .refused: answer = .holdingReport(.init(requestID: check.requestID, answers: nil))
+                case let .overLimit(reason):
+                    await session?.violated(.limitExceeded, reason)
+                    answer = nil
+                }
             case let .chunkRequest(request):
-                .chunkReply(.init(requestID: request.requestID, outcome: await context.chunk(for: request, from: peer)))
+                answer = .chunkReply(.init(requestID: request.requestID, outcome: await context.chunk(for: request, from: peer)))
             default:
-                nil
+                answer = nil
             }
             queued -= 1
             if let answer, !closed { try? await session?.send([answer]) }

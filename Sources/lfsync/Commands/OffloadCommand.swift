@@ -1,6 +1,7 @@
 import Foundation
 import LocalFirstSync
 import LFSyncCrypto
+import LFSyncSystem
 import LFSyncContent
 import LFSyncStore
 import LFSyncLanding
@@ -84,6 +85,9 @@ struct OffloadCommand {
         let name = { (peer: Peer) in config.trusted(peer.deviceID)?.name ?? peer.name }
         var reports: [Report] = []
         var exit = ExitCode.success
+        // Inodes this run removed a name of, with their status after it: their other names
+        // (hard links) are checked against that, the change time being lfsync's own doing.
+        var relinked: [FileKey: FileStatus] = [:]
         for selection in selections {
             let library = selection.library
             let index = try await HashUpgradeNotice.upgradedIndex(for: library, home: home, ledger: ledger, exclusions: ScanExclusions(), console: console)
@@ -126,7 +130,8 @@ struct OffloadCommand {
             // Removed in batches: each batch's rows are committed in one transaction before its files go.
             var batch: [(asset: Asset, files: [CheckedFile], holders: [Peer], removal: Removal)] = []
             func removeBatch() async throws {
-                let outcomes = try await offload(batch.map { ($0.asset, $0.files, $0.holders) }, from: library, directory: directory, ledger: ledger)
+                let outcomes = try await offload(batch.map { ($0.asset, $0.files, $0.holders) }, from: library, directory: directory, ledger: ledger,
+                                                 relinked: &relinked)
                 for (item, outcome) in zip(batch, outcomes) {
                     switch outcome {
                     case .removed:
@@ -221,7 +226,11 @@ struct OffloadCommand {
     /// time, on its open descriptor (`LibraryDirectory.remove`), so an edit that put the
     /// modification time back is seen. The rows of files that stayed are taken back.
     private func offload(_ batch: [(asset: Asset, files: [CheckedFile], holders: [Peer])], from library: URL, directory: LibraryDirectory,
-                         ledger: SyncStateStore) async throws -> [Outcome] {
+                         ledger: SyncStateStore, relinked: inout [FileKey: FileStatus]) async throws -> [Outcome] {
+        let known = relinked
+        let adjusted = { (file: CheckedFile) in
+            known[FileKey(file)].map { file.afterUnlinkOfAnotherName($0) } ?? file
+        }
         var outcomes: [Outcome] = []
         var eligible: [Int] = []
         var rows: [OffloadedFile] = []
@@ -229,7 +238,7 @@ struct OffloadCommand {
         for (index, (asset, files, holders)) in batch.enumerated() {
             outcomes.append(.removed)
             // Before anything is recorded or removed: every file still is the one checked.
-            if let (file, change) = files.lazy.compactMap({ file in Self.change(of: file, in: directory).map { (file, $0) } }).first {
+            if let (file, change) = files.lazy.compactMap({ file in Self.change(of: adjusted(file), in: directory).map { (file, $0) } }).first {
                 outcomes[index] = .kept("\(file.path) changed since it was checked (\(change))")
                 continue
             }
@@ -244,9 +253,20 @@ struct OffloadCommand {
         var stayed: [RelativePath] = []
         for index in eligible {
             var stayedHere: [String] = []
-            for file in batch[index].files {
+            for checked in batch[index].files {
+                let file = relinked[FileKey(checked)].map { checked.afterUnlinkOfAnotherName($0) } ?? checked
                 let why: String?
-                do { why = try directory.remove(file).map { "\($0)" } } catch { why = "\(error)" }
+                do {
+                    switch try directory.remove(file) {
+                    case let .removed(stillLinked):
+                        why = nil
+                        if let stillLinked { relinked[FileKey(checked)] = stillLinked }
+                    case let .left(change):
+                        why = "\(change)"
+                    }
+                } catch {
+                    why = "\(error)"
+                }
                 if let why {
                     stayedHere.append("\(file.path) (\(why))")
                     stayed.append(file.path.relativePath)
@@ -261,6 +281,14 @@ struct OffloadCommand {
             try await ledger.write { store throws(SQLiteError) in try store.forgetOffloaded(inLibrary: root, paths: leftInPlace) }
         }
         return outcomes
+    }
+
+    /// An inode, by device and number.
+    struct FileKey: Hashable {
+        var device: UInt64?
+        var inode: UInt64
+
+        init(_ file: CheckedFile) { (device, inode) = (file.device, file.inode) }
     }
 
     /// How `file` changed since it was checked; nil when it is still that file.

@@ -45,6 +45,26 @@ import Testing
         #expect(livePhoto["contentID"] == ContentID(files: files).hex)
     }
 
+    /// The 8 MiB vector's values are in PROTOCOL.md itself (an implementer needs nothing from
+    /// this repository's tests): its cut points and hashes there are the files' and the code's.
+    @Test func theDocumentPrintsTheEightMiBVector() throws {
+        let cutsText = try #require(try ProtocolDocumentTests.examples(kind: "text")["fastcdc-cut-points"])
+        let printedCuts = cutsText.split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
+        let splitmix = try #require(try Self.vectors()["splitmix"] as? [String: Any])
+        var generator = SplitMix64(seed: try #require(splitmix["seed"] as? UInt64))
+        let bytes = generator.bytes(try #require(splitmix["length"] as? Int))
+        let manifest = FileManifest(path: "splitmix.bin", contents: bytes)
+        var end = 0
+        #expect(printedCuts == manifest.chunks.map { chunk -> Int in end += Int(chunk.length); return end })
+        #expect(printedCuts.count == 30)
+        let hashes = try #require(try ProtocolDocumentTests.examples(kind: "text")["splitmix-first-last-chunk-hash"])
+            .split(whereSeparator: \.isWhitespace).map(String.init)
+        #expect(hashes == [manifest.chunks.first?.hash.hex, manifest.chunks.last?.hash.hex].compactMap { $0 })
+        let fileHash = try #require(try ProtocolDocumentTests.examples(kind: "text")["splitmix-file-hash"])
+        #expect(fileHash.trimmingCharacters(in: .whitespacesAndNewlines) == manifest.fileHash.hex)
+        #expect(splitmix["fileHash"] as? String == manifest.fileHash.hex)
+    }
+
     static let python: String? = ["/usr/bin/python3", "/usr/local/bin/python3"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
     /// The Python reference, written from PROTOCOL.md with `hashlib` alone, gives the same

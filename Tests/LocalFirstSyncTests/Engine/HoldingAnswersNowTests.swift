@@ -79,9 +79,43 @@ import Testing
             let peer = try await laptop.sync.connect(to: nas.address, expecting: nas.identity.deviceID)
             #expect(await laptop.sync.send(assets, from: laptop.library).waitUntilCompleted().map(\.state) == [.completed])
             let names = try FileManager.default.contentsOfDirectory(atPath: nas.library.appendingPathComponent("DCIM").path).sorted()
-            #expect(names.filter { $0.contains("(conflict ") }.count == 2, "\(names)")
+            // One suffix for the asset's two files (PROTOCOL.md, "Receiver rules"): its Content ID's.
+            let conflicts = names.filter { $0.contains("(conflict ") }
+            #expect(conflicts == ["IMG_0008 (conflict \(live.contentID.hash.hex.prefix(8))).HEIC",
+                                  "IMG_0008 (conflict \(live.contentID.hash.hex.prefix(8))).MOV"], "\(names)")
             let answers = try await laptop.sync.checkHolding(of: [live], on: peer, proof: true)
             #expect(Self.isProven(answers[live.contentID]), "\(answers)")
+        }
+    }
+
+    /// PROTOCOL.md, "Limits and deadlines": what one check with proof may make the holder
+    /// read is bounded (unless it names one content), and the asker splits its question so
+    /// that it never asks more.
+    @Test func theBytesOneCheckMayReadAreBoundedAndTheAskerSplitsToFit() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let library = root.appendingPathComponent("nas")
+            try EngineHarness.writeSample(at: library, padding: 10_000)
+            let assets = try await LibraryScanner(root: library).scan().assets
+            let big = Array(assets.sorted { $0.totalSize > $1.totalSize }.prefix(2))
+            // Either alone fits; the two together do not.
+            let limit = big[0].totalSize + big[1].totalSize - 1
+            let responder = HoldingResponder(library: library, assets: { assets }, store: try SyncStateStore.inMemory(),
+                                             holder: DeviceIdentity.generate().deviceID, proofByteLimit: limit)
+            let nonce = Hash256(bytes: [UInt8](repeating: 1, count: 32))!
+            let two = WireMessage.HoldingCheck(requestID: 1, contents: big.map(\.contentID), nonces: [nonce, nonce])
+            guard case .overLimit = await responder.answers(to: two) else { Issue.record("two large contents were proven"); return }
+            let one = WireMessage.HoldingCheck(requestID: 2, contents: [big[0].contentID], nonces: [nonce])
+            guard case let .answers(answers) = await responder.answers(to: one), case .heldVerified(_, let proof?) = answers.first else {
+                Issue.record("one content over the limit alone was not proven"); return
+            }
+            #expect(proof != nonce)
+            // The asker: batches of at most 1,024 contents, and with proof within the byte limit.
+            let batches = HoldingChecker.batches(of: assets, proof: true, byteLimit: limit)
+            #expect(batches.flatMap { $0 } == assets)
+            #expect(batches.count > 1)
+            #expect(batches.allSatisfy { $0.count == 1 || $0.reduce(0) { $0 + $1.totalSize } <= limit })
+            #expect(HoldingChecker.batches(of: assets, proof: false, byteLimit: limit).count == 1, "without proof, bytes do not count")
+            #expect(HoldingChecker.batches(of: Array(repeating: assets[0], count: 2_500), proof: false).map(\.count) == [1_024, 1_024, 452])
         }
     }
 }

@@ -37,13 +37,81 @@ import LFSyncDiscovery
         return nil
     }
 
-    static func helloPayload(version: UInt16 = WireProtocol.version, name: String = "mallory", trailing: [UInt8] = []) -> [UInt8] {
+    static func helloPayload(version: UInt16 = WireProtocol.version, name: String = "mallory", capabilities: UInt32 = 0,
+                             trailing: [UInt8] = []) -> [UInt8] {
         var writer = ByteWriter()
         writer.write(version)
         writer.writeString(name)
         writer.writeString("0.0")
-        writer.write(UInt32(0))
+        writer.write(capabilities)
         return writer.bytes + trailing
+    }
+
+    /// A trusted device past the decision, as a raw channel, its Hello announcing `capabilities`.
+    static func acceptedChannel(to nas: TestDevice, network: InMemoryNetwork, as identity: DeviceIdentity,
+                                capabilities: UInt32) async throws -> (SecureChannel, any Connection) {
+        let connection = try await network.transport(host: "mallory").connect(to: nas.address, timeout: .seconds(5))
+        let channel = try await SecureChannel.initiate(over: connection, identity: identity, expectedPeer: nas.identity.deviceID)
+        try await channel.send(frames: [Frame(type: Self.helloType, payload: Self.helloPayload(capabilities: capabilities))])
+        guard case .hello? = try await channel.receive(), case let .connectionDecision(decision)? = try await channel.receive(), decision.accepted else {
+            throw SyncError.protocolViolation("not accepted")
+        }
+        return (channel, connection)
+    }
+
+    /// Everything the responder sends until it closes: the Error code, if any.
+    static func errorCode(on channel: SecureChannel) async -> WireMessage.ErrorMessage.Code? {
+        do {
+            while let message = try await channel.receive() {
+                if case let .error(error) = message { return error.code }
+            }
+        } catch {}
+        return nil
+    }
+
+    /// PROTOCOL.md, Session flow 10: holding checks only from a peer whose Hello announced
+    /// capability bit 2 — one that said it does not speak them breaks the rule (Error 3).
+    @Test func aHoldingCheckFromAPeerThatDidNotAnnounceHoldingsGetsError3() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let network = InMemoryNetwork()
+            let identity = DeviceIdentity.generate()
+            let nas = try await Self.responder(root, network: network, trusting: [identity])
+            let (channel, _) = try await Self.acceptedChannel(to: nas, network: network, as: identity, capabilities: 0)
+            let check = try ProtocolDocumentTests.hexExample("holding-check-frame")
+            try await channel.send(frames: [Frame(type: check[0], payload: Array(check[5...]))])
+            #expect(await Self.errorCode(on: channel) == .unexpectedMessage)
+        }
+    }
+
+    /// The same section: an answer to no question waiting (a late one, its asker gone) is
+    /// ignored, not a violation — the connection goes on (a Ping is still answered).
+    @Test func anAnswerToNothingAskedIsIgnored() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let network = InMemoryNetwork()
+            let identity = DeviceIdentity.generate()
+            let nas = try await Self.responder(root, network: network, trusting: [identity])
+            let (channel, _) = try await Self.acceptedChannel(to: nas, network: network, as: identity,
+                                                              capabilities: WireCapabilities.holdings.rawValue)
+            try await channel.send([.holdingReport(.init(requestID: 77, answers: [.notHeld])), .chunkReply(.init(requestID: 78, outcome: .notHeld)),
+                                    .ping(.init(nonce: 5))])
+            guard case let .pong(pong)? = try await channel.receive() else { Issue.record("no Pong after unasked answers"); return }
+            #expect(pong.nonce == 5)
+        }
+    }
+
+    /// "Error", the one rule: a Noise transport message that fails authentication is a
+    /// violation with a code (2), not a silent hang-up; only a connection that failed gets none.
+    @Test func aTamperedNoiseMessageGetsError2() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let network = InMemoryNetwork()
+            let identity = DeviceIdentity.generate()
+            let nas = try await Self.responder(root, network: network, trusting: [identity])
+            let (channel, connection) = try await Self.acceptedChannel(to: nas, network: network, as: identity,
+                                                                       capabilities: WireCapabilities.holdings.rawValue)
+            // A Noise message of 40 bytes that no key made: its tag cannot match.
+            try await connection.send([0, 40] + [UInt8](repeating: 0xA5, count: 40))
+            #expect(await Self.errorCode(on: channel) == .malformedMessage)
+        }
     }
 
     static let helloType = WireMessageType.hello.rawValue

@@ -24,7 +24,7 @@ import Testing
         try await TestSupport.withTemporaryDirectory { root in
             let setup = try Fixtures.setUp(in: root)
             let (url, checked) = try Self.photo(setup)
-            #expect(try setup.directory.remove(checked) == nil)
+            #expect(try setup.directory.remove(checked) == .removed(stillLinked: nil))
             #expect(!FileManager.default.fileExists(atPath: url.path))
         }
     }
@@ -42,7 +42,7 @@ import Testing
             try TestSupport.overwriteKeepingMtime(url, with: edited)
             let now = try Fixtures.status(url)
             #expect(now.size == checked.size && now.modificationTimeNs == checked.modificationTimeNs && now.inode == checked.inode)
-            #expect(try setup.directory.remove(checked) == .changedInPlace)
+            #expect(try setup.directory.remove(checked) == .left(.changedInPlace))
             #expect(try Fixtures.read(url) == edited)
         }
     }
@@ -54,7 +54,7 @@ import Testing
             let other = setup.library.appendingPathComponent("other.tmp")
             try Fixtures.write(Fixtures.data(10_000, seed: 1), to: other)
             #expect(rename(other.path, url.path) == 0)
-            #expect(try setup.directory.remove(checked) == .replaced)
+            #expect(try setup.directory.remove(checked) == .left(.replaced))
             #expect(try Fixtures.read(url) == Fixtures.data(10_000, seed: 1))
         }
     }
@@ -67,7 +67,7 @@ import Testing
             try Fixtures.write([1, 2, 3], to: target)
             try FileManager.default.removeItem(at: url)
             try Fixtures.symlink(url, to: target)
-            #expect(try setup.directory.remove(checked) == .replaced)
+            #expect(try setup.directory.remove(checked) == .left(.replaced))
             #expect(try Fixtures.read(target) == [1, 2, 3])
             #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: url.path)) == target.path)
         }
@@ -81,13 +81,40 @@ import Testing
             try handle.seekToEnd()
             try handle.write(contentsOf: [9])
             try handle.close()
-            #expect(try setup.directory.remove(checked) == .resized)
+            #expect(try setup.directory.remove(checked) == .left(.resized))
             try FileManager.default.removeItem(at: url)
-            #expect(try setup.directory.remove(checked) == .gone)
+            #expect(try setup.directory.remove(checked) == .left(.gone))
             // A folder of the path gone is "gone" too, not an error.
             let inFolder = CheckedFile(path: try Fixtures.path("Gone/IMG_2.HEIC"), inode: checked.inode, size: checked.size,
                                        modificationTimeNs: checked.modificationTimeNs, changeTimeNs: checked.changeTimeNs)
-            #expect(try setup.directory.remove(inFolder) == .gone)
+            #expect(try setup.directory.remove(inFolder) == .left(.gone))
+        }
+    }
+
+    /// Two names of one inode (a hard link, as photo libraries have): removing the first moves
+    /// the inode's change time, which is lfsync's own doing, not an edit — the second is
+    /// removed by the status the first removal left; an edit after it is still seen.
+    @Test func aHardLinkIsRemovedAfterItsOtherNameAndAnEditAfterThatIsSeen() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let setup = try Fixtures.setUp(in: root)
+            let (first, _) = try Self.photo(setup, name: "IMG_0001.HEIC")
+            let second = setup.library.appendingPathComponent("Backup/IMG_0001.HEIC")
+            try FileManager.default.createDirectory(at: second.deletingLastPathComponent(), withIntermediateDirectories: true)
+            #expect(link(first.path, second.path) == 0)
+            let firstChecked = CheckedFile(path: try Fixtures.path("IMG_0001.HEIC"), status: try Fixtures.status(first))
+            let secondChecked = CheckedFile(path: try Fixtures.path("Backup/IMG_0001.HEIC"), status: try Fixtures.status(second))
+            try await Task.sleep(for: .milliseconds(20))
+            guard case let .removed(stillLinked?) = try setup.directory.remove(firstChecked) else {
+                Issue.record("the first name was not removed, or its inode's other name not reported")
+                return
+            }
+            #expect(secondChecked.change(to: try Fixtures.status(second)) == .changedInPlace, "the unlink moves the change time")
+            let adjusted = secondChecked.afterUnlinkOfAnotherName(stillLinked)
+            #expect(adjusted.change(to: try Fixtures.status(second)) == nil)
+            try await Task.sleep(for: .milliseconds(20))
+            try TestSupport.overwriteKeepingMtime(second, with: Fixtures.data(10_000, seed: 9))
+            #expect(try setup.directory.remove(adjusted) == .left(.changedInPlace))
+            #expect(FileManager.default.fileExists(atPath: second.path))
         }
     }
 

@@ -254,9 +254,9 @@ struct LibraryInstallerTests {
         #expect(ConflictName.make("IMG_0001.HEIC.xmp", tag: "1a2b3c4d") == "IMG_0001.HEIC (conflict 1a2b3c4d).xmp")
         #expect(ConflictName.make(".hidden", tag: "1a2b3c4d") == ".hidden (conflict 1a2b3c4d)")
         #expect(ConflictName.make("README", tag: "1a2b3c4d") == "README (conflict 1a2b3c4d)")
-        #expect(ConflictName.candidates(for: "a.jpg", fileHash: hash) == ["a (conflict \(tag)).jpg", "a (conflict \(hash.hex)).jpg"])
+        #expect(ConflictName.candidates(for: "a.jpg", tag: hash) == ["a (conflict \(tag)).jpg", "a (conflict \(hash.hex)).jpg"])
         for name in [String(repeating: "ü", count: 127) + ".jpg", String(repeating: "x", count: 255), String(repeating: "🌊", count: 60) + ".heic"] {
-            for candidate in ConflictName.candidates(for: name, fileHash: hash) {
+            for candidate in ConflictName.candidates(for: name, tag: hash) {
                 #expect(candidate.utf8.count <= 255)
                 _ = try LibraryPath.validate(candidate)
             }

@@ -55,6 +55,27 @@ import Testing
         #expect(try roundTrip(.error(reply)) == .error(reply))
     }
 
+    /// PROTOCOL.md, "Limits and deadlines": a HoldingCheck names each content once (one
+    /// listed a thousand times would cost a thousand reads of it with proof), and a
+    /// ChunkRequest asks for at least one byte. Neither encodes, and neither decodes.
+    @Test func aContentNamedTwiceAndAnEmptyChunkRequestAreMalformed() throws {
+        let content = ContentID(hash: Hash256(bytes: [UInt8](repeating: 9, count: 32))!)
+        let twice = WireMessage.holdingCheck(.init(requestID: 1, contents: [content, content]))
+        #expect(throws: WireError.self) { try twice.frame() }
+        var writer = ByteWriter()
+        writer.write(UInt64(1)); writer.write(UInt8(0)); writer.write(UInt16(2)); writer.write(content.hash); writer.write(content.hash)
+        #expect(throws: WireError.self) { try WireMessage(frame: Frame(type: WireMessageType.holdingCheck.rawValue, payload: writer.bytes)) }
+        let empty = WireMessage.chunkRequest(.init(requestID: 1, chunkHash: content.hash, length: 0))
+        #expect(throws: WireError.self) { try empty.frame() }
+        var request = ByteWriter()
+        request.write(UInt64(1)); request.write(content.hash); request.write(UInt32(0))
+        #expect(throws: WireError.self) { try WireMessage(frame: Frame(type: WireMessageType.chunkRequest.rawValue, payload: request.bytes)) }
+        // What decoding errors become on the wire: Error 2.
+        do { _ = try WireMessage(frame: Frame(type: WireMessageType.chunkRequest.rawValue, payload: request.bytes)) } catch {
+            #expect(WireMessage.ErrorMessage(for: error).code == .malformedMessage)
+        }
+    }
+
     @Test func trailingBytesAreRejected() throws {
         for message in WireFixtures.messages {
             let frame = try message.frame()
