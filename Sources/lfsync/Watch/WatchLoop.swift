@@ -303,7 +303,12 @@ final class WatchLoop {
                 connected.append(peer)
                 continue
             }
-            guard backoff[target.deviceID]?.isDue(at: now) ?? true else { continue }
+            if let entry = backoff[target.deviceID], !entry.isDue(at: now) {
+                // Not yet: a pass that ran early for something else (a file changed) must not
+                // swallow the retry this target is owed.
+                if let retryAt = entry.retryAt { schedule.requestPass(at: retryAt) }
+                continue
+            }
             do {
                 connected.append(try await connect(target))
                 backoff[target.deviceID]?.succeeded()

@@ -19,14 +19,14 @@ import Glibc
         let events: URL
         let log: URL
 
-        init(_ device: Device, paths: [URL], extra: [String] = [], settle: Int = 1, openFileLimit: Int? = nil,
+        init(_ device: Device, paths: [URL], to targets: String = "nas", extra: [String] = [], settle: Int = 1, openFileLimit: Int? = nil,
              environment extraEnvironment: [String: String] = [:]) throws {
             events = device.home.appendingPathComponent("watch-events.jsonl")
             log = device.home.appendingPathComponent("watch.log")
             FileManager.default.createFile(atPath: events.path, contents: nil)
             FileManager.default.createFile(atPath: log.path, contents: nil)
             (process.executableURL, process.arguments) = LFSyncProcess.command(
-                ["watch"] + paths.map(\.path) + ["--to", "nas", "--json", "--settle", "\(settle)"] + extra, openFileLimit: openFileLimit)
+                ["watch"] + paths.map(\.path) + ["--to", targets, "--json", "--settle", "\(settle)"] + extra, openFileLimit: openFileLimit)
             var environment = ProcessInfo.processInfo.environment
             environment["LFSYNC_HOME"] = device.home.path
             environment.merge(extraEnvironment) { _, new in new }
@@ -242,6 +242,40 @@ import Glibc
                 (0..<3).allSatisfy { Self.contents(nas.library.appendingPathComponent("missed-\($0).jpg")) == Data("missed \($0)".utf8) }
             }
             #expect(watcher.all().contains { $0.event == "reachable" })
+        }
+    }
+
+    /// Two targets, one of them off when a photo arrives: the photo goes to nas at once, and
+    /// desktop — started a while later — is dialled again by the back-off and gets it,
+    /// without another file changing (issue: it was never dialled again).
+    @Test func aSecondTargetThatWasOffGetsThePhotoWhenItComesBack() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let (laptop, nas) = try await PushServeTests.pair(root)
+            let desktop = try Device("desktop", in: root)
+            #expect(try await desktop.run(["init", "--name", "desktop"]).status == 0)
+            #expect(try await desktop.run(["trust", laptop.deviceID(), "--name", "laptop", "--auto-accept"]).status == 0)
+            let nasServer = try await Server(nas)
+            defer { _ = nasServer.stop() }
+            // The desktop's address, known but with nothing listening there yet.
+            let first = try await Server(desktop)
+            let desktopAddress = first.address
+            _ = first.stop()
+            #expect(try await laptop.run(["trust", nas.deviceID(), "--name", "nas", "--address", nasServer.address]).status == 0)
+            #expect(try await laptop.run(["trust", desktop.deviceID(), "--name", "desktop", "--address", desktopAddress]).status == 0)
+            let watcher = try Watcher(laptop, paths: [laptop.library], to: "nas,desktop")
+            defer { _ = watcher.stop() }
+            try await watcher.waitUntil("watching") { $0.contains { $0.event == "watching" } }
+            try Data("the photo".utf8).write(to: laptop.library.appendingPathComponent("IMG_0001.JPG"))
+            try await Self.eventually("the photo on nas") { Self.contents(nas.library.appendingPathComponent("IMG_0001.JPG")) != nil }
+            try await watcher.waitUntil("desktop reported unreachable", seconds: 30) { $0.contains { $0.event == "unreachable" && $0.peer == "desktop" } }
+            // Two back-off rounds later (5 s, then 10 s), the desktop starts.
+            try await Task.sleep(for: .seconds(16))
+            let later = try await Server(desktop, extra: ["--listen", desktopAddress])
+            defer { _ = later.stop() }
+            try await Self.eventually("the photo on desktop, with nothing else changed", seconds: 90) {
+                Self.contents(desktop.library.appendingPathComponent("IMG_0001.JPG")) == Data("the photo".utf8)
+            }
+            #expect(watcher.all().contains { $0.event == "reachable" && $0.peer == "desktop" })
         }
     }
 
