@@ -272,12 +272,12 @@ _lfsync_pull() {
     esac
     __lfsync_count_arguments '--from --bwlimit --exclude --exclude-from --library'
     if (( __lfsync_only_arguments == 0 )) && [[ $cur == -* ]]; then
-        __lfsync_reply "$cur" '--from --batch --bwlimit --exclude --exclude-from --no-default-excludes --library -q --quiet -v --verbose -h --help'
+        __lfsync_reply "$cur" '--from --batch --dry-run --bwlimit --json --exclude --exclude-from --no-default-excludes --library -q --quiet -v --verbose -h --help'
         return 0
     fi
     case $__lfsync_count in
         0) __lfsync_files "$cur" -d ;;
-        *) __lfsync_reply "$cur" '--from --batch --bwlimit --exclude --exclude-from --no-default-excludes --library -q --quiet -v --verbose -h --help' ;;
+        *) __lfsync_reply "$cur" '--from --batch --dry-run --bwlimit --json --exclude --exclude-from --no-default-excludes --library -q --quiet -v --verbose -h --help' ;;
     esac
     return 0
 }

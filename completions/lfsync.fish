@@ -143,7 +143,7 @@ complete -c lfsync -n '__fish_lfsync_command_is push' -l no-default-excludes -d 
 complete -c lfsync -n '__fish_lfsync_command_is push' -s q -l quiet -d 'Print nothing but errors.'
 complete -c lfsync -n '__fish_lfsync_command_is push' -s v -l verbose -d 'Print more detail.'
 complete -c lfsync -n '__fish_lfsync_command_is push' -s h -l help -d 'Show help for the command.'
-complete -c lfsync -n '__fish_lfsync_argument_is push 1+ --to --progress --bwlimit --exclude --exclude-from' -a '(__fish_complete_directories)' -d 'Folders to send.'
+complete -c lfsync -n '__fish_lfsync_argument_is push 1+ --to --progress --bwlimit --exclude --exclude-from' -a '(__fish_complete_directories)' -d 'Libraries, or folders of one, to send.'
 
 # lfsync watch
 complete -c lfsync -n '__fish_lfsync_command_is watch' -l to -x -a '(__fish_lfsync_peers)' -d 'Target peers: names, Device IDs (or unique prefixes) or HOST:PORT.'
@@ -163,7 +163,9 @@ complete -c lfsync -n '__fish_lfsync_argument_is watch 1+ --to --settle --rescan
 # lfsync pull
 complete -c lfsync -n '__fish_lfsync_command_is pull' -l from -x -a '(__fish_lfsync_peers)' -d 'The peer to pull from (it must trust this device with --allow-pull).'
 complete -c lfsync -n '__fish_lfsync_command_is pull' -l batch -d 'Unattended: never prompt, lock, quiet on success.'
-complete -c lfsync -n '__fish_lfsync_command_is pull' -l bwlimit -x -d 'Send at most RATE for the whole run, shared by every peer (KiB/s; K, M, G suffixes as rsync; 0 = no limit).'
+complete -c lfsync -n '__fish_lfsync_command_is pull' -l dry-run -d 'Ask, and say what would be received and brought back; receive nothing.'
+complete -c lfsync -n '__fish_lfsync_command_is pull' -l bwlimit -x -d 'Receive at most RATE for the whole run, shared by every peer (KiB/s; K, M, G suffixes as rsync; 0 = no limit).'
+complete -c lfsync -n '__fish_lfsync_command_is pull' -l json -d 'Print machine-readable JSON (stable keys) instead of text.'
 complete -c lfsync -n '__fish_lfsync_command_is pull' -l exclude -x -d 'Leave out files matching PATTERN (gitignore syntax; repeatable; !PATTERN takes a file back).'
 complete -c lfsync -n '__fish_lfsync_command_is pull' -l exclude-from -r -F -d 'Read exclude patterns from FILE, one per line (gitignore syntax).'
 complete -c lfsync -n '__fish_lfsync_command_is pull' -l no-default-excludes -d 'Do not leave out .DS_Store, ._*, Thumbs.db, desktop.ini, @eaDir/, .thumbnails/, .Trash-*/ by default.'
@@ -179,7 +181,7 @@ complete -c lfsync -n '__fish_lfsync_command_is status' -l json -d 'Print machin
 complete -c lfsync -n '__fish_lfsync_command_is status' -s q -l quiet -d 'Print nothing but errors.'
 complete -c lfsync -n '__fish_lfsync_command_is status' -s v -l verbose -d 'Print more detail.'
 complete -c lfsync -n '__fish_lfsync_command_is status' -s h -l help -d 'Show help for the command.'
-complete -c lfsync -n '__fish_lfsync_argument_is status 1 --peer' -a '(__fish_complete_directories)' -d 'Count only the assets in this folder.'
+complete -c lfsync -n '__fish_lfsync_argument_is status 1 --peer' -a '(__fish_complete_directories)' -d 'Count only the assets in this library, or folder of one.'
 
 # lfsync whereis
 complete -c lfsync -n '__fish_lfsync_command_is whereis' -l missing-on -x -a '(__fish_lfsync_peers)' -d 'Only the assets PEER does not hold verified (not synced there).'
@@ -221,7 +223,7 @@ complete -c lfsync -n '__fish_lfsync_command_is verify' -l library -x -a '(__fis
 complete -c lfsync -n '__fish_lfsync_command_is verify' -s q -l quiet -d 'Print nothing but errors.'
 complete -c lfsync -n '__fish_lfsync_command_is verify' -s v -l verbose -d 'Print more detail.'
 complete -c lfsync -n '__fish_lfsync_command_is verify' -s h -l help -d 'Show help for the command.'
-complete -c lfsync -n '__fish_lfsync_argument_is verify 1 --from --library' -a '(__fish_complete_directories)' -d 'The library to verify (default: the current directory).'
+complete -c lfsync -n '__fish_lfsync_argument_is verify 1 --from --library' -a '(__fish_complete_directories)' -d 'The library to verify (default: the library the current directory is in).'
 
 # lfsync completions
 complete -c lfsync -n '__fish_lfsync_command_is completions' -s q -l quiet -d 'Print nothing but errors.'

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import LFSyncContent
 import LFSyncCrypto
 import LFSyncSystem
@@ -66,10 +69,12 @@ package enum ReceiveError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .alreadyFinished(hash): "file \(hash.shortHex) is already finished"
         case let .stagedFileMissing(hash): "the staged file \(hash.shortHex) is no longer in the staging area"
         case let .insufficientSpace(needed, available, reserved) where reserved > 0:
-            "not enough free space: needs \(needed) bytes, \(available) available of which \(reserved) are kept free"
+            "not enough free space: needs \(ByteCountText.format(needed)), \(ByteCountText.format(available)) available of which \(ByteCountText.format(reserved)) are kept free"
         case let .insufficientSpace(needed, available, _):
-            "not enough free space: needs \(needed) bytes, \(available) available"
+            "not enough free space: needs \(ByteCountText.format(needed)), \(ByteCountText.format(available)) available"
         case let .destinationOccupied(path): "cannot store \"\(path)\": the name and its conflict names hold other files"
+        case let .system(error) where error.errno == ENOSPC:
+            "the receiving disk is full (no space left while writing \(error.path.map { PrintablePath.escape($0) } ?? "a received file"))"
         case let .system(error): error.description
         case let .unsafeStaging(path, owner, user):
             "refused to receive into \"\(path)\": it belongs to another user (uid \(owner), not \(user)), who could read or replace incoming files; remove it, or give it to this user"

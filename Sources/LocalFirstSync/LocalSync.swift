@@ -701,9 +701,11 @@ public actor LocalSync {
     ///   - chunkIndex: fed with the chunks of newly hashed files.
     ///   - exclusions: what the scan leaves out (by default the built-in patterns and the library's `.lfsyncignore`).
     ///   - segmentFiles: about how many files (whole folders) are hashed before they are offered.
+    ///   - within: only the assets with a file at or below this library-relative path (a
+    ///     folder of the library, pushed at its place in it); nil for the whole library.
     public func push(
         library: URL, cache: ScanCache? = nil, chunkIndex: ChunkIndex? = nil, exclusions: ScanExclusions = ScanExclusions(),
-        to destination: TransferDestination = .allConnectedPeers, segmentFiles: Int = 1024
+        within: RelativePath? = nil, to destination: TransferDestination = .allConnectedPeers, segmentFiles: Int = 1024
     ) async throws(LibraryScanner.Failure) -> LibraryPush {
         let push = OutgoingPush(offerIDs: offerIDs)
         let scanner = LibraryScanner(root: library, cache: cache, chunkIndex: chunkIndex, exclusions: exclusions)
@@ -719,7 +721,14 @@ public actor LocalSync {
                         push.setTotals(files: UInt64(files), bytes: bytes)
                         walkedSignal.yield()
                     },
-                    segment: { await push.append($0) },
+                    segment: { segment in
+                        guard let within else { return await push.append(segment) }
+                        let prefix = Array((within.string + "/").utf8)
+                        let kept = segment.assets.filter { asset in
+                            asset.files.contains { $0.manifest.path == within || Array($0.manifest.path.string.utf8).starts(with: prefix) }
+                        }
+                        await push.append(ScanSegment(assets: kept, settled: segment.settled))
+                    },
                     progress: { continuation.yield($0) })
                 push.endOfAssets()
                 scan.resolve(.success(scanned))
@@ -814,13 +823,17 @@ public actor LocalSync {
         return bytes.map { .bytes($0[...]) } ?? .notHeld
     }
 
-    /// A Fetch: the named contents this device holds are offered to `peer`, if it may pull.
+    /// A Fetch: the named contents this device holds are offered to `peer`, if it may pull,
+    /// less what the exclude rules of its last Pull on this connection leave out.
     private func answerFetch(from peer: Peer, contents: [ContentID]) async throws(SyncError) {
         let (handler, library) = try pullSource(for: peer)
         let wanted = Set(contents)
         let assets = await handler(peer).filter { wanted.contains($0.contentID) }
-        try answer(peer, with: assets, from: library)
+        try answer(peer, with: Self.narrowed(assets, by: pullRules[peer.deviceID] ?? IgnoreRules()), from: library)
     }
+
+    /// The exclude rules of each device's last Pull, applied to the Fetches that follow it.
+    private var pullRules: [DeviceID: IgnoreRules] = [:]
 
     /// Sends `assets` to `peer` in answer to its Pull or Fetch, unless it lost the permission
     /// to pull while they were gathered; kept so that losing it later stops the sending.
@@ -853,6 +866,7 @@ public actor LocalSync {
         } catch {
             throw .declined(reason: "the pull's exclude rules are invalid: \(error)")
         }
+        pullRules[peer.deviceID] = theirs
         let assets = Self.narrowed(await handler(peer), by: theirs)
         let candidates = assets.map(\.contentID), key = peer.ledgerKey
         let notSynced = Set((try? await store.read { store throws(SQLiteError) in

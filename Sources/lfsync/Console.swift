@@ -1,4 +1,5 @@
 import Foundation
+import LFSyncSystem
 
 /// Where output goes, and how much of it. Results go to stdout, everything
 /// meant for a human watching (progress, notes) to stderr.
@@ -9,6 +10,9 @@ struct Console: Sendable {
     /// True when stderr is a terminal and NO_COLOR is unset.
     var useColor: Bool
     var stderrIsTerminal: Bool
+    /// stderr carries JSON lines only (`--progress json`): notes and errors go out as
+    /// `{"event": "note" | "error", "message": …}`, so a program reading it never meets text.
+    var jsonLines = false
 
     init(arguments: ParsedArguments, environment: [String: String] = ProcessInfo.processInfo.environment) {
         verbosity = arguments[LFSyncCommands.quiet] ? .quiet : arguments[LFSyncCommands.verbose] ? .verbose : .normal
@@ -29,17 +33,23 @@ struct Console: Sendable {
 
     func note(_ text: String) {
         guard verbosity != .quiet else { return }
-        Self.writeError(text + "\n")
+        write(text, event: "note")
     }
 
     /// Errors are printed even with -q.
     func error(_ text: String) {
-        Self.writeError(text + "\n")
+        write(text, event: "error")
     }
 
     func detail(_ text: String) {
         guard verbosity == .verbose else { return }
-        Self.writeError(text + "\n")
+        write(text, event: "note")
+    }
+
+    private func write(_ text: String, event: String) {
+        guard jsonLines else { return Self.writeError(text + "\n") }
+        let object = ["event": event, "message": text, "time": JSONOutput.timestamp(Date())]
+        Self.writeError(((try? JSONOutput.render(object, pretty: false)) ?? "{}") + "\n")
     }
 
     /// Flushes stdout first, so that results and notes appear in the order they were made.
@@ -49,16 +59,5 @@ struct Console: Sendable {
     }
 }
 
-enum ByteCountText {
-    /// Decimal units, as Finder and most photo tools show sizes.
-    static func format(_ bytes: UInt64) -> String {
-        let units = ["B", "kB", "MB", "GB", "TB"]
-        var value = Double(bytes)
-        var unit = 0
-        while value >= 1000, unit < units.count - 1 {
-            value /= 1000
-            unit += 1
-        }
-        return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
-    }
-}
+/// Sizes as people read them (the lower layers' messages use the same).
+typealias ByteCountText = LFSyncSystem.ByteCountText

@@ -12,6 +12,10 @@ enum ExitCode: Int32 {
     /// Try again later: a lock is held, a timeout passed.
     case temporaryFailure = 75
     case declined = 77
+    /// Stopped by Ctrl-C (SIGINT), 128 + 2 as shells report it; what was confirmed stays.
+    case interrupted = 130
+    /// Stopped by SIGTERM, 128 + 15.
+    case terminated = 143
 }
 
 /// An error that already knows how to end the process.

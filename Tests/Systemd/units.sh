@@ -13,11 +13,13 @@ units=$2
 work=$(mktemp -d /tmp/lfsync-units.XXXXXX)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 
-# The unit as written, with only the binary's path pointed at this build.
-for unit in lfsync-serve.service lfsync-watch.service; do
+# The units as written, with only the binary's path pointed at this build. A user session
+# has no network-online.target (the system manager's): no unit may wait for it.
+for unit in lfsync-serve.service lfsync-watch.service lfsync-push.service lfsync-push.timer; do
     sed "s#/usr/local/bin/lfsync#$lfsync#" "$units/$unit" >"$work/$unit"
-    systemd-analyze verify --man=no "$work/$unit"
+    if grep -q 'network-online' "$work/$unit"; then echo "FAIL: $unit orders after network-online.target, which a user session lacks"; exit 1; fi
 done
+(cd "$work" && systemd-analyze verify --man=no lfsync-serve.service lfsync-watch.service lfsync-push.service lfsync-push.timer)
 # ExecStart as systemd runs it: %h is the user's home, nothing else is set up.
 exec_start() { grep '^ExecStart=' "$work/$1" | cut -d= -f2- | sed "s#%h#$2#g"; }
 
@@ -39,6 +41,12 @@ HOME=$nas $(exec_start lfsync-serve.service "$nas") >"$work/serve.log" 2>&1 &
 serve=$!
 for _ in $(seq 1 100); do grep -q "listening on" "$work/serve.log" && break; sleep 0.1; done
 grep -q "listening on" "$work/serve.log" || { echo "FAIL: serve did not listen"; cat "$work/serve.log"; exit 1; }
+# The nightly push, as its timer starts it: one photo to nas, exit 0, nothing printed.
+head -c 300000 /dev/urandom >"$laptop/Pictures/IMG_0000.JPG"
+# shellcheck disable=SC2046
+HOME=$laptop $(exec_start lfsync-push.service "$laptop") >"$work/push.log" 2>&1 || { echo "FAIL: the push service exited $?"; cat "$work/push.log"; exit 1; }
+[ ! -s "$work/push.log" ] || { echo "FAIL: the batch push printed on success:"; cat "$work/push.log"; exit 1; }
+cmp "$laptop/Pictures/IMG_0000.JPG" "$nas/Pictures/IMG_0000.JPG" || { echo "FAIL: the pushed photo did not arrive"; exit 1; }
 # shellcheck disable=SC2046
 HOME=$laptop $(exec_start lfsync-watch.service "$laptop") >"$work/watch.log" 2>&1 &
 watch=$!
@@ -50,4 +58,4 @@ rc_watch=0 rc_serve=0
 wait "$watch" || rc_watch=$?
 wait "$serve" || rc_serve=$?
 [ "$rc_watch" = 0 ] && [ "$rc_serve" = 0 ] || { echo "FAIL: exit after SIGTERM: watch $rc_watch, serve $rc_serve"; cat "$work/watch.log" "$work/serve.log"; exit 1; }
-echo "PASS: both units verify; serve created $nas/Pictures, watch sent a photo to it, both stopped with 0 on SIGTERM"
+echo "PASS: the four units verify; serve created $nas/Pictures, the push service sent a photo to it and the watch another, both stopped with 0 on SIGTERM"

@@ -10,6 +10,15 @@ struct ArgumentParser {
     }
 
     func parse(_ arguments: [String]) throws(UsageError) -> Outcome {
+        // Global options may come before the command too (`lfsync -v status`), as git takes them.
+        var arguments = arguments
+        var leading: [String] = []
+        while let first = arguments.first, first.hasPrefix("-"), first != "-h", first != "--help",
+              let option = model.globalOptions.first(where: { "--\($0.long)" == first || $0.short.map { "-\($0)" } == first }),
+              option.isFlag {
+            leading.append(option.long)
+            arguments.removeFirst()
+        }
         guard let first = arguments.first else { return .help(nil) }
         switch first {
         case "-h", "--help": return .help(nil)
@@ -25,7 +34,9 @@ struct ArgumentParser {
         }
         let rest = Array(arguments.dropFirst())
         if rest.contains("-h") || rest.contains("--help") { return .help(command) }
-        return .run(command, try parse(rest, for: command))
+        var parsed = try parse(rest, for: command)
+        for flag in leading { parsed.flags.insert(flag) }
+        return .run(command, parsed)
     }
 
     func parse(_ arguments: [String], for command: CommandSpec) throws(UsageError) -> ParsedArguments {

@@ -12,7 +12,7 @@ struct GenerateDocsCommand {
         let manual = ("man/lfsync.1", ManPageGenerator(model: model).render(date: ManPageGenerator.manualDate))
         let generator = CompletionScriptGenerator(model: model)
         return [manual] + Shell.allCases.map { ($0.scriptPath, generator.script(for: $0)) }
-            + SystemdUnits.all.map { ("contrib/systemd/\($0.name)", SystemdUnits.text(of: $0)) }
+            + SystemdUnits.files.map { ("contrib/systemd/\($0.name)", $0.text) }
     }
 
     func run() throws -> ExitCode {

@@ -40,9 +40,11 @@ struct PullCommand {
         // What `offload` removed from this library: the peer's ledger says we hold it, so a
         // plain pull would not bring it; each file is rebuilt at its own path.
         let offloaded = try await RestoreOffloaded.stillMissing(in: library, files: Self.files(of: before.assets), assets: before.assets, ledger: ledger)
-        // We asked for this data, so this process accepts the peer's answer without a question.
+        let dryRun = arguments[Self.dryRun]
+        // We asked for this data, so this process accepts the peer's answer without a question
+        // (with --dry-run it looks at each answer and declines it).
         var trust = config.trustPolicy
-        trust.entries[id] = .init(deviceID: id, acceptsConnections: true, acceptsOffers: true)
+        trust.entries[id] = .init(deviceID: id, acceptsConnections: true, acceptsOffers: !dryRun)
         let sync = LocalSync(
             identity: identity, store: ledger,
             configuration: .init(deviceName: config.name, library: library, libraryChunkIndex: index.chunkIndex,
@@ -61,19 +63,30 @@ struct PullCommand {
         // Offloaded files first, each rebuilt at its recorded path; rows from before manifests
         // were recorded are fetched by content ID with the pull.
         var restore = RestoreOffloaded.Outcome()
-        if offloaded.contains(where: { $0.manifest != nil }) {
+        if !dryRun, offloaded.contains(where: { $0.manifest != nil }) {
             console.note("bringing back \(offloaded.count) offloaded file\(offloaded.count == 1 ? "" : "s") from \(target.label)")
             restore = await RestoreOffloaded.restore(offloaded, into: library, index: index, sync: sync, peer: peer)
         }
         try await sync.pull(from: peer, excluding: excludeLines)
         var expected = 1
+        // What the peer holds (by this device's ledger: it confirmed each) and the library lacks
+        // now — deleted by hand, or a new empty folder — is asked for by content: the peer's own
+        // ledger says this device has it, so its answer to the Pull would leave it out. The
+        // Pull's exclude rules apply to these too.
+        let here = Set(before.assets.map(\.contentID)).union(offloaded.map(\.content))
+        let key = PeerKey(rawValue: id.description)
+        let held = (try? await ledger.read { store throws(SQLiteError) in try store.contentIDs(in: .synced, for: key) }) ?? []
+        let lacking = held.filter { !here.contains($0) }
         let legacy = offloaded.filter { $0.manifest == nil }
-        if !legacy.isEmpty {
+        let wanted = Array(Set(lacking).union(legacy.map(\.content)))
+        if !wanted.isEmpty {
             do throws(SyncError) {
-                expected += try await sync.fetch(Array(Set(legacy.map(\.content))), from: peer)
-                console.note("asking \(peer.name) for \(legacy.count) offloaded file\(legacy.count == 1 ? "" : "s") by content")
+                expected += try await sync.fetch(wanted, from: peer)
+                if !lacking.isEmpty, !dryRun {
+                    console.note("asking \(peer.name) for \(lacking.count) asset\(lacking.count == 1 ? "" : "s") it holds that this library lacks now")
+                }
             } catch {
-                console.error("\(peer.name): cannot bring back offloaded files: \(error)")
+                console.error("\(peer.name): cannot ask for what this library lacks: \(error)")
             }
         }
         let answers = expected
@@ -81,13 +94,21 @@ struct PullCommand {
         let end: PullEnd = await withTaskGroup(of: PullEnd?.self) { group in
             group.addTask {
                 var received: [ContentID: ReceiveSessionHandle.Outcome] = [:], count = 0
+                var offered = (files: UInt64(0), bytes: UInt64(0))
                 for await offer in offers where offer.from.deviceID == id {
-                    // The pull's answers are accepted at once.
-                    do throws(IncomingTransferError) { received.merge(try await offer.accept().files()) { _, new in new } } catch {
-                        return .notAccepted(error)
+                    if dryRun {
+                        // Only looked at: what the answer would bring.
+                        offered.files += offer.fileCount
+                        offered.bytes += offer.totalByteCount
+                        offer.decline()
+                    } else {
+                        // The pull's answers are accepted at once.
+                        do throws(IncomingTransferError) { received.merge(try await offer.accept().files()) { _, new in new } } catch {
+                            return .notAccepted(error)
+                        }
                     }
                     count += 1
-                    if count == answers { return .received(received) }
+                    if count == answers { return dryRun ? .offered(files: offered.files, bytes: offered.bytes) : .received(received) }
                 }
                 return nil
             }
@@ -107,6 +128,18 @@ struct PullCommand {
         switch end {
         case let .received(outcomes):
             outcome = outcomes
+        case let .offered(files, bytes):
+            let report = PullReport(from: target.label, dryRun: true, assetsReceived: 0, assetsFailed: 0, failures: [:],
+                                    offloadedBack: 0, offloadedLeft: offloaded.count, lackingAskedFor: lacking.count,
+                                    wouldReceiveFiles: files, wouldReceiveBytes: bytes)
+            if arguments[LFSyncCommands.json] {
+                console.result(try JSONOutput.render(report))
+            } else {
+                console.result("from \(target.label): would receive \(files) file\(files == 1 ? "" : "s") (\(ByteCountText.format(bytes)))"
+                               + (offloaded.isEmpty ? "" : ", and bring back \(offloaded.count) offloaded file\(offloaded.count == 1 ? "" : "s")"))
+                console.note("nothing was received (--dry-run)")
+            }
+            return .success
         case let .notAccepted(error):
             throw CommandFailure(message: "\(peer) answered the pull, but its offer could not be accepted: \(error)", exitCode: .software)
         case .dropped:
@@ -128,15 +161,42 @@ struct PullCommand {
             for failure in restore.failed { console.error("  not back: \(PrintablePath.escape(failure.path.string)): \(failure.reason)") }
         }
         let failed = outcome.filter { if case .failed = $0.value { true } else { false } }
+        let exit: ExitCode = failed.isEmpty && stillOffloaded == 0 ? .success : .partial
+        if arguments[LFSyncCommands.json] {
+            var failures: [String: String] = [:]
+            for (id, result) in failed { if case let .failed(reason) = result { failures[id.hex] = reason } }
+            for failure in restore.failed { failures[failure.path.string] = failure.reason }
+            console.result(try JSONOutput.render(PullReport(
+                from: target.label, dryRun: false, assetsReceived: outcome.count - failed.count, assetsFailed: failed.count, failures: failures,
+                offloadedBack: offloaded.count - stillOffloaded, offloadedLeft: stillOffloaded, lackingAskedFor: lacking.count,
+                wouldReceiveFiles: nil, wouldReceiveBytes: nil)))
+            return exit
+        }
         console.note("from \(peer): \(outcome.count - failed.count) assets received, \(failed.count) failed")
         for (id, result) in failed.prefix(5) {
             if case let .failed(reason) = result { console.error("  \(id.hash.shortHex): \(reason)") }
         }
-        return failed.isEmpty && stillOffloaded == 0 ? .success : .partial
+        return exit
     }
 }
 
 extension PullCommand {
+    /// What `pull --json` prints.
+    struct PullReport: Encodable {
+        var from: String
+        var dryRun: Bool
+        var assetsReceived: Int
+        var assetsFailed: Int
+        /// By content ID (assets) or path (offloaded files that did not come back).
+        var failures: [String: String]
+        var offloadedBack: Int
+        var offloadedLeft: Int
+        /// Assets the peer holds that the library lacked (asked for by content).
+        var lackingAskedFor: Int
+        var wouldReceiveFiles: UInt64?
+        var wouldReceiveBytes: UInt64?
+    }
+
     /// Every scanned file's manifest, by path.
     static func files(of assets: [Asset]) -> [RelativePath: FileManifest] {
         var files: [RelativePath: FileManifest] = [:]
@@ -150,6 +210,8 @@ extension PullCommand {
 /// which is how it refuses a device it does not trust with pulls.
 private enum PullEnd: Sendable {
     case received([ContentID: ReceiveSessionHandle.Outcome])
+    /// With --dry-run: what the answers offered, declined.
+    case offered(files: UInt64, bytes: UInt64)
     case notAccepted(IncomingTransferError)
     case dropped
 }
@@ -158,7 +220,8 @@ extension PullCommand: LFSyncCommand {
     static let from = Option<String>("from", valueName: "PEER", help: "The peer to pull from (it must trust this device with --allow-pull).", completion: .peer)
     static let library = Option<String>("library", valueName: "DIR", help: "Deprecated spelling of PATH.", completion: .directory)
     static let batch = Flag("batch", help: "Unattended: never prompt, lock, quiet on success.")
-    static let bandwidthLimit = BandwidthOption.limit
+    static let dryRun = Flag("dry-run", help: "Ask, and say what would be received and brought back; receive nothing.")
+    static let bandwidthLimit = BandwidthOption.receiveLimit
 
     static let spec = CommandSpec(
         name: "pull",
@@ -167,7 +230,9 @@ extension PullCommand: LFSyncCommand {
         options: [
             from.spec,
             batch.spec,
+            dryRun.spec,
             bandwidthLimit.spec,
+            LFSyncCommands.json.spec,
         ] + ExcludeOptions.specs + [library.spec],
         arguments: [LibraryArgument.argument("The library to receive into.")],
         examples: ["lfsync pull --from nas ~/Pictures"]

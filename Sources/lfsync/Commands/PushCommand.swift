@@ -8,7 +8,8 @@ import LFSyncTransport
 import LFSyncDiscovery
 import LFSyncTCP
 
-/// `lfsync push PATH... --to PEER[,PEER...] | --all [--batch] [--dry-run]`.
+/// `lfsync push PATH... --to PEER[,PEER...] | --all [--batch] [--dry-run]`. A PATH inside a
+/// library lfsync knows sends that folder as part of the library, at its place under it.
 ///
 /// Exit codes (the cron contract): 0 every target confirmed every asset;
 /// 1 some assets failed, or a peer could not take them (no room, a disk
@@ -16,8 +17,16 @@ import LFSyncTCP
 /// declined (its owner said no, or it does not trust this device).
 struct PushCommand {
     let arguments: ParsedArguments
-    let console: Console
     let home = StateHome()
+    /// With `--progress json`, stderr carries JSON lines only: notes and errors too.
+    let console: Console
+
+    init(arguments: ParsedArguments, console: Console) {
+        self.arguments = arguments
+        var console = console
+        console.jsonLines = (try? arguments.value(Self.progress)) == .json
+        self.console = console
+    }
 
     struct PeerReport: Encodable {
         var peer: String
@@ -42,6 +51,9 @@ struct PushCommand {
         guard !targetsText.isEmpty || arguments[Self.all] else {
             throw UsageError(message: "push needs --to PEER or --all", hint: "Run 'lfsync push --help' for usage.")
         }
+        guard targetsText.isEmpty || !arguments[Self.all] else {
+            throw UsageError(message: "--to and --all both name the targets: give one of them", hint: "--all sends to every trusted device.")
+        }
         guard !arguments.positionals.isEmpty else { throw UsageError(message: "missing argument PATH", hint: "Run 'lfsync push --help' for usage.") }
         let progressMode = try arguments.value(Self.progress) ?? .auto
         let identity = try home.identity()
@@ -60,10 +72,13 @@ struct PushCommand {
         targets = targets.filter { seenTargets.insert($0.deviceID?.description ?? $0.address?.description ?? $0.label).inserted }
         guard !targets.isEmpty else { throw CommandFailure(message: "no trusted peers to send to ('lfsync trust' adds one)", exitCode: .usage) }
 
-        let urls = try arguments.positionals.map { try DirectoryArgument.existing($0) }
+        let selections = try arguments.positionals.map { try PushSelection.resolve($0, home: home) }
+        for selection in selections where selection.within != nil {
+            console.note("\(selection.path) is in the library \(selection.library.path): its files go to the same places under the peers' libraries")
+        }
         let exclusions = try ExcludeOptions.exclusions(from: arguments)
         if arguments[Self.dryRun] {
-            return try await dryRun(urls, targets: targets, ledger: ledger, exclusions: exclusions)
+            return try await dryRun(selections, targets: targets, ledger: ledger, exclusions: exclusions)
         }
 
         let sync = LocalSync(
@@ -93,14 +108,32 @@ struct PushCommand {
             }
         }
 
+        // Ctrl-C or SIGTERM stops the push in flight cleanly (what was confirmed stays confirmed,
+        // the rest pending) and says so; a second Ctrl-C ends the process at once.
+        let running = LockedState<OutgoingTransfer?>(nil)
+        let stopped = LockedState<Int32?>(nil)
+        let interruption = Task {
+            let signalNumber = await SignalWaiter.wait()
+            signal(SIGINT, SIG_DFL)
+            stopped.withLock { $0 = signalNumber }
+            console.error("\(signalNumber == SIGINT ? "interrupted (Ctrl-C)" : "terminated"): stopping the push; what each peer confirmed stays confirmed (Ctrl-C again to quit at once)")
+            try? await running.withLock({ $0 })?.cancel()
+        }
+        defer { interruption.cancel() }
+
         // Each PATH is scanned while it is sent: a run of folders is offered as soon as it is hashed.
-        var contentCount = 0, totalBytes: UInt64 = 0, skippedCount = 0, excludedCount = 0
+        var contentCount = 0, totalBytes: UInt64 = 0, skippedCount = 0, excludedCount = 0, unreadable = 0
         var perPeer: [Peer: PeerReport] = [:]
         var outcomes: [Peer: PeerOutcome] = [:]
         let renderer = ProgressRenderer(mode: progressMode, console: console)
-        for (path, url) in zip(arguments.positionals, urls) {
+        for selection in selections where stopped.withLock({ $0 }) == nil {
+            let (path, url) = (selection.path, selection.library)
             let index = try await HashUpgradeNotice.upgradedIndex(for: url, home: home, ledger: ledger, exclusions: exclusions, console: console)
-            let push = try await sync.push(library: url, cache: index.scanCache, chunkIndex: index.chunkIndex, exclusions: exclusions, to: .peers(destinations))
+            let push = try await sync.push(library: url, cache: index.scanCache, chunkIndex: index.chunkIndex, exclusions: exclusions,
+                                           within: selection.within, to: .peers(destinations))
+            running.withLock { $0 = push.transfer }
+            // Stopped between the check above and now: this push stops too.
+            if stopped.withLock({ $0 }) != nil { try? await push.transfer.cancel() }
             for await update in push.transfer { renderer.show(update) }
             for summary in await push.transfer.waitUntilCompleted() {
                 var report = perPeer[summary.peer] ?? PeerReport(peer: summary.peer.name, deviceID: summary.peer.deviceID.description, state: "", assetsStored: 0, assetsFailed: 0, chunkBytesSent: 0, failures: [:])
@@ -126,9 +159,17 @@ struct PushCommand {
             for excluded in scan.excluded { console.detail("excluded \(excluded.printable)") }
             skippedCount += scan.skipped.count
             excludedCount += scan.excluded.count
+            unreadable += scan.skipped.filter { !SkipReport.isDeliberate($0) }.count
+            // A skip is news once: the same list every night would only teach cron's mail to be ignored.
+            let news = SkipReport(home: home, library: url).newSinceLastReport(scan.skipped)
+            if !news.isEmpty {
+                console.note("\(news.count) file\(news.count == 1 ? "" : "s") newly skipped in \(path): "
+                             + news.prefix(3).map { "\($0.path.printable) (\($0.reason))" }.joined(separator: ", ") + (news.count > 3 ? ", …" : "")
+                             + "; reported once, -v lists them every time")
+            }
         }
         if excludedCount > 0 { console.detail("\(excludedCount) excluded by the ignore rules") }
-        if skippedCount > 0 { console.note("\(skippedCount) file\(skippedCount == 1 ? "" : "s") skipped (-v lists them; 'lfsync scan --json' gives the reasons)") }
+        if skippedCount > 0 { console.detail("\(skippedCount) file\(skippedCount == 1 ? "" : "s") skipped ('lfsync scan --json' gives the reasons)") }
         await sync.stop()
         // A target known only by its address that could not be reached has no Device ID, and
         // so no ledger rows: it took none of the push.
@@ -139,15 +180,26 @@ struct PushCommand {
             reports.append(report)
         }
         let all = Array(outcomes.values) + unidentified.map { .notConnected($0.failure) }
-        let exit: ExitCode = all.contains(where: \.isUnreachable) ? .peerUnavailable : all.contains(where: \.isDeclined) ? .declined
+        var exit: ExitCode = all.contains(where: \.isUnreachable) ? .peerUnavailable : all.contains(where: \.isDeclined) ? .declined
             : all.contains(where: \.isFailed) ? .partial : .success
+        // A file that could not be read was not sent: not everything is on the peers (rsync's 23).
+        if unreadable > 0, exit == .success { exit = .partial }
+        if let signalNumber = stopped.withLock({ $0 }) {
+            exit = signalNumber == SIGINT ? .interrupted : .terminated
+            console.error("the rest is sent by the next push")
+        }
 
         if arguments[LFSyncCommands.json] {
             console.result(try JSONOutput.render(Report(assets: contentCount, bytes: totalBytes, peers: reports, exitCode: exit.rawValue)))
         } else if !(batch && exit == .success) {
-            for report in reports {
+            for (report, peer) in reports.map({ report in (report, perPeer.first { $0.value.peer == report.peer }?.key) }) {
                 let line = "\(report.peer): \(report.state) — \(report.assetsStored) of \(contentCount) assets confirmed, \(ByteCountText.format(report.chunkBytesSent)) sent"
                 if report.assetsStored == contentCount, report.assetsFailed == 0 { console.note(line) } else { console.error(line) }
+                if let peer, outcomes[peer]?.isDeclined == true {
+                    // One reason for every asset: the list would repeat it; what to do instead.
+                    console.error("  on \(report.peer), 'lfsync trust \(identity.deviceID) --auto-accept' accepts this device's pushes without asking")
+                    continue
+                }
                 for (id, reason) in report.failures.sorted(by: { $0.key < $1.key }).prefix(console.verbosity == .verbose ? .max : 5) {
                     console.error("  \(id.prefix(12)): \(reason)")
                 }
@@ -180,6 +232,8 @@ struct PushCommand {
             switch self {
             case .completed: "completed"
             case let .failed(reason): "failed: \(reason)"
+            // A bare "declined" from the peer says nothing more: say what it means.
+            case let .declined(reason) where reason == "declined": "declined (its owner said no, or it does not accept this device's pushes unasked)"
             case let .declined(reason): "declined: \(reason)"
             case let .notConnected(failure): failure.text
             }
@@ -209,21 +263,82 @@ struct PushCommand {
         }
     }
 
-    /// `--dry-run`: scans every PATH and says, per target, what a push would offer.
-    private func dryRun(_ urls: [URL], targets: [PeerResolver.Target], ledger: SyncStateStore, exclusions: ScanExclusions) async throws -> ExitCode {
+    /// What `--dry-run` says, per target (`--json`).
+    struct DryRunReport: Encodable {
+        struct Target: Encodable {
+            var peer: String
+            var deviceID: String?
+            /// Assets a push would offer it (every asset: a push offers all, the peer takes what it lacks).
+            var assets: Int
+            /// Those its confirmations do not cover yet: what would travel.
+            var notSynced: Int
+            var notSyncedBytes: UInt64
+            /// With -v: the primary paths of the assets not synced with it.
+            var paths: [String]?
+        }
+        var dryRun = true
+        var assets: Int
+        var bytes: UInt64
+        var targets: [Target]
+    }
+
+    /// `--dry-run`: scans every PATH and says, per target, what a push would offer and what of
+    /// it is not confirmed there yet (with -v, which files); sends nothing.
+    private func dryRun(_ selections: [PushSelection], targets: [PeerResolver.Target], ledger: SyncStateStore, exclusions: ScanExclusions) async throws -> ExitCode {
         var assets: [Asset] = []
-        for url in urls {
-            let index = try await HashUpgradeNotice.upgradedIndex(for: url, home: home, ledger: ledger, exclusions: exclusions, console: console)
-            assets += try await LibraryScanner(root: url, cache: index.scanCache, chunkIndex: index.chunkIndex, exclusions: exclusions).scan().assets
+        for selection in selections {
+            let index = try await HashUpgradeNotice.upgradedIndex(for: selection.library, home: home, ledger: ledger, exclusions: exclusions, console: console)
+            assets += try await LibraryScanner(root: selection.library, cache: index.scanCache, chunkIndex: index.chunkIndex, exclusions: exclusions).scan().assets
+                .filter(selection.contains)
         }
         let contents = Array(Set(assets.map(\.contentID)))
         let totalBytes = assets.reduce(UInt64(0)) { $0 + $1.totalSize }
+        var report = DryRunReport(assets: contents.count, bytes: totalBytes, targets: [])
         for target in targets {
-            var notSynced = contents.count
-            if let id = target.deviceID, let missing = try? await ledger.contentIDs(notSyncedWith: id, from: contents) { notSynced = missing.count }
-            console.result("\(target.label): would offer \(contents.count) assets (\(ByteCountText.format(totalBytes))); \(notSynced) not yet synced with it")
+            var missing = Set(contents)
+            if let id = target.deviceID, let notSynced = try? await ledger.contentIDs(notSyncedWith: id, from: contents) { missing = Set(notSynced) }
+            var seen = Set<ContentID>()
+            let travelling = assets.filter { missing.contains($0.contentID) && seen.insert($0.contentID).inserted }
+            report.targets.append(.init(
+                peer: target.label, deviceID: target.deviceID?.description, assets: contents.count, notSynced: missing.count,
+                notSyncedBytes: travelling.reduce(0) { $0 + $1.totalSize },
+                paths: console.verbosity == .verbose ? travelling.map(\.primaryPath.string).sorted() : nil))
         }
+        if arguments[LFSyncCommands.json] {
+            console.result(try JSONOutput.render(report))
+            return .success
+        }
+        for target in report.targets {
+            console.result("\(target.peer): would offer \(target.assets) assets (\(ByteCountText.format(totalBytes))); \(target.notSynced) not yet synced with it (\(ByteCountText.format(target.notSyncedBytes)))")
+            for path in target.paths ?? [] { console.result("    \(PrintablePath.escape(path))") }
+        }
+        if console.verbosity != .verbose { console.note("nothing was sent (-v lists the files not yet synced)") }
         return .success
+    }
+}
+
+/// What one PATH of a push names: a library, or a folder of one (its files keep their
+/// places under the library, as `rsync -R` keeps them, never land at the peer's root).
+struct PushSelection {
+    var library: URL
+    var within: RelativePath?
+    /// As the user typed it, for messages.
+    var path: String
+
+    func contains(_ asset: Asset) -> Bool {
+        guard let within else { return true }
+        let location = LibraryLocation(library: library, within: within)
+        return asset.files.contains { location.contains($0.manifest.path) }
+    }
+
+    /// A folder inside a library lfsync knows is sent as part of that library; any other
+    /// folder is a library of its own.
+    static func resolve(_ path: String, home: StateHome) throws -> PushSelection {
+        let url = try DirectoryArgument.existing(path)
+        if let found = try LibraryLocation.indexed(url.path, home: home), found.within != nil {
+            return PushSelection(library: found.library, within: found.within, path: path)
+        }
+        return PushSelection(library: url, within: nil, path: path)
     }
 }
 
@@ -238,7 +353,7 @@ extension PushCommand: LFSyncCommand {
     static let spec = CommandSpec(
         name: "push",
         abstract: "Send what peers lack: scan, offer, send only missing chunks",
-        discussion: "Scans each PATH, connects to the target peers, offers the assets and sends each peer only the chunks it does not have, with one progress line per peer on a terminal. With --batch it never prompts, takes a lock, prints nothing on success and exits 0 only when every peer confirmed every asset (1 some failed, 69 a peer was unreachable, 75 another run holds the lock, 77 declined).",
+        discussion: "Scans each PATH, connects to the target peers, offers the assets and sends each peer only the chunks it does not have, with one progress line per peer on a terminal. A PATH inside a library lfsync knows (a folder of one that was pushed, served or scanned before) is sent as part of that library: its files land at the same places under the peer's library, as rsync -R keeps them. --dry-run says, per peer, what would be offered and what is not yet synced there (-v lists those files; --json as JSON); --progress json makes stderr JSON lines only. With --batch it never prompts, takes a lock, prints nothing on success and exits 0 only when every peer confirmed every asset (1 some failed, 69 a peer was unreachable, 75 another run holds the lock, 77 declined).",
         options: [
             to.spec,
             all.spec,
@@ -248,7 +363,7 @@ extension PushCommand: LFSyncCommand {
             bandwidthLimit.spec,
             LFSyncCommands.json.spec,
         ] + ExcludeOptions.specs,
-        arguments: [ArgumentSpec(name: "PATH", help: "Folders to send.", isRepeating: true, completion: .directory)],
+        arguments: [ArgumentSpec(name: "PATH", help: "Libraries, or folders of one, to send.", isRepeating: true, completion: .directory)],
         examples: ["lfsync push ~/Pictures --to nas", "lfsync push ~/Pictures --all --batch"]
     )
 }

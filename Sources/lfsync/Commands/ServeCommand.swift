@@ -124,7 +124,8 @@ struct ServeCommand {
             for await offer in sync.incomingTransfers() {
                 let description = "\(offer.from) offers \(offer.fileCount) file\(offer.fileCount == 1 ? "" : "s"), \(ByteCountText.format(offer.totalByteCount))"
                 if offer.acceptedAutomatically {
-                    log("\(description): accepted (trusted)")
+                    // Consent only: what lands (or is refused, for room) is logged when the push ends.
+                    log("\(description) (trusted with --auto-accept)")
                     Self.report(offer, log: log)
                 } else if !offer.isPending {
                     continue

@@ -54,10 +54,17 @@ struct StatusCommand {
             peers = [(target.label, PeerKey(rawValue: id.description))]
         }
         var assets: [Asset]?
+        var location: LibraryLocation?
         if let path = arguments.positionals.first {
-            let url = try DirectoryArgument.existing(path)
-            let index = try await HashUpgradeNotice.upgradedIndex(for: url, home: home, ledger: ledger, exclusions: ScanExclusions(), console: console)
-            assets = try await LibraryScanner(root: url, cache: index.scanCache, chunkIndex: index.chunkIndex).scan().assets
+            // A folder of a library is counted as part of that library (its index, its rows),
+            // never indexed as a library of its own.
+            let located = try LibraryLocation.required(path, home: home)
+            location = located
+            let index = try await HashUpgradeNotice.upgradedIndex(for: located.library, home: home, ledger: ledger, exclusions: ScanExclusions(), console: console)
+            assets = try await LibraryScanner(root: located.library, cache: index.scanCache, chunkIndex: index.chunkIndex).scan().assets
+                .filter { asset in asset.files.contains { located.contains($0.manifest.path) } }
+        } else if console.verbosity == .verbose {
+            console.note("the ledger counts contents, not paths: 'lfsync status PATH -v' lists the assets of a library one per line")
         }
         var statuses: [PeerStatus] = []
         for (name, key) in peers {
@@ -122,7 +129,7 @@ struct StatusCommand {
                 console.result("    \(asset.state.padding(toLength: 8, withPad: " ", startingAt: 0)) \(asset.path)")
             }
         }
-        try await printOffloaded(in: arguments.positionals.first.map { OffloadedFile.libraryKey(try DirectoryArgument.existing($0)) }, ledger: ledger, config: config)
+        try await printOffloaded(in: location.map { OffloadedFile.libraryKey($0.library) }, within: location, ledger: ledger, config: config)
         return .success
     }
 }
@@ -130,10 +137,10 @@ struct StatusCommand {
 extension StatusCommand {
     /// What `lfsync offload` removed here (in the library PATH, or everywhere), with the
     /// devices that held it when it went: one line, and with -v one line per file.
-    private func printOffloaded(in library: String?, ledger: SyncStateStore, config: DeviceConfig) async throws {
+    private func printOffloaded(in library: String?, within location: LibraryLocation?, ledger: SyncStateStore, config: DeviceConfig) async throws {
         let files = try await ledger.read { store throws(SQLiteError) in
             if let library { try store.offloaded(inLibrary: library) } else { try store.allOffloaded() }
-        }
+        }.filter { location?.contains($0.path) ?? true }
         guard !files.isEmpty else { return }
         let bytes = files.reduce(UInt64(0)) { $0 + $1.size }
         console.result("offloaded here: \(files.count) file\(files.count == 1 ? "" : "s") (\(ByteCountText.format(bytes))); 'lfsync pull' brings them back")
@@ -151,9 +158,9 @@ extension StatusCommand: LFSyncCommand {
     static let spec = CommandSpec(
         name: "status",
         abstract: "Show what is synced with which peer",
-        discussion: "Per peer: whether its offers are accepted without asking (auto-accept) and whether it may pull, and how many assets are synced, pending, in flight, interrupted (in flight in a push that crashed or was killed: the next push offers them again) or failed, and their bytes. With PATH, only the assets in that folder are counted, and assets never offered count as pending. With -v, one line per asset.",
+        discussion: "Per peer: whether its offers are accepted without asking (auto-accept) and whether it may pull, and how many assets are synced, pending, in flight, interrupted (in flight in a push that crashed or was killed: the next push offers them again) or failed, and their bytes. With PATH — a library, or a folder of one (counted as part of that library) — only its assets are counted, and assets never offered count as pending; with PATH and -v, one line per asset (the ledger alone knows contents, not paths). A path in no library lfsync knows is an error (exit 64), never indexed as a new library.",
         options: [peer.spec, LFSyncCommands.json.spec],
-        arguments: [ArgumentSpec(name: "PATH", help: "Count only the assets in this folder.", isOptional: true, completion: .directory)],
+        arguments: [ArgumentSpec(name: "PATH", help: "Count only the assets in this library, or folder of one.", isOptional: true, completion: .directory)],
         examples: ["lfsync status", "lfsync status ~/Pictures --peer nas -v"]
     )
 }

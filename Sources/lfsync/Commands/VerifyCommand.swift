@@ -33,7 +33,18 @@ struct VerifyCommand {
     }
 
     func run() async throws -> ExitCode {
-        let library = try DirectoryArgument.existing(try LibraryArgument.path(arguments, legacy: Self.library, console: console) ?? FileManager.default.currentDirectoryPath)
+        let library: URL
+        if let path = try LibraryArgument.path(arguments, legacy: Self.library, console: console) {
+            library = try DirectoryArgument.existing(path)
+        } else {
+            // No PATH: the library the current directory is in, said so — never a re-hash of
+            // whatever folder the command happened to be run from.
+            guard let here = try LibraryLocation.indexed(FileManager.default.currentDirectoryPath, home: home) else {
+                throw UsageError(message: "verify needs a library: lfsync verify PATH", hint: "The current directory is in no library lfsync knows.")
+            }
+            library = here.library
+            console.note("verifying \(library.path), the library the current directory is in")
+        }
         if arguments[Self.clearDamaged] { return try clearDamaged(in: library) }
         if try arguments.value(Self.from) != nil, !arguments[Self.repair] {
             throw UsageError(message: "--from needs --repair", hint: "Run 'lfsync verify --help' for usage.")
@@ -172,7 +183,7 @@ extension VerifyCommand: LFSyncCommand {
         abstract: "Re-hash a library and report corrupted files",
         discussion: "Reads every file again and compares it with the hashes recorded when it was last scanned. A file whose content changed while nothing the file system records did (same inode, size, modification time and change time) is reported as corrupt: bit rot, which the file system was never told of (exit 1). Any other difference is an edit, reported as modified: an edit moves the change time even when a tool puts the modification time back. With --repair, each corrupt file is healed from another device: only its chunks whose hashes no longer match are fetched, from a trusted device that allows this device to pull and answers the live holding check \"held and verified\" for its asset (or the one given with --from); each chunk is checked against its recorded hash, and the repaired file takes the damaged one's place in one exchange, only if the file is still the one checked; the damaged bytes are kept in PATH/.lfsync/damaged until --clear-damaged. A modified file is never repaired; exit 0 only when every corrupt file was repaired.",
         options: [repair.spec, from.spec, clearDamaged.spec, LFSyncCommands.json.spec, library.spec],
-        arguments: [LibraryArgument.argument("The library to verify (default: the current directory).")],
+        arguments: [LibraryArgument.argument("The library to verify (default: the library the current directory is in).")],
         examples: ["lfsync verify ~/Pictures", "lfsync verify ~/Pictures --repair", "lfsync verify ~/Pictures --repair --from nas"]
     )
 }

@@ -38,7 +38,7 @@ struct WhereisCommand {
         let config = try DeviceConfig.load(from: home.configURL, ownID: identity.deviceID)
         let ledger = try home.ledger()
         let paths = arguments.positionals.isEmpty ? [FileManager.default.currentDirectoryPath] : arguments.positionals
-        let targets = try paths.map { try LibraryLocation.locate($0, home: home) }
+        let targets = try paths.map { try LibraryLocation.required($0, home: home) }
         var peers = config.ledgerKeys
         if let only = try arguments.value(Self.missingOn) {
             let target = try PeerResolver(config: config, localDeviceID: identity.deviceID).resolve(only)
@@ -112,7 +112,7 @@ extension WhereisCommand: LFSyncCommand {
     static let spec = CommandSpec(
         name: "whereis",
         abstract: "Show which devices hold each asset",
-        discussion: "For every asset of each PATH (default: the current directory) — a library, or a folder or file in a library lfsync has indexed, answered from that library — every trusted device and what the ledger knows of it there: synced (its Receipt confirmed it verified and stored, with when), pending (never offered counts as pending), in-flight, interrupted or failed. Assets offloaded from this device are listed with the devices that proved they held them when they went. Reads only the ledger and the scan cache: no device is asked and unchanged files are not read. --missing-on PEER lists what PEER lacks.",
+        discussion: "For every asset of each PATH (default: the current directory) — a library, or a folder or file in a library lfsync has indexed, answered from that library (a path in no library lfsync knows is an error, never indexed) — every trusted device and what the ledger knows of it there: synced (its Receipt confirmed it verified and stored, with when), pending (never offered counts as pending), in-flight, interrupted or failed. Assets offloaded from this device are listed with the devices that proved they held them when they went. Reads only the ledger and the scan cache: no device is asked and unchanged files are not read. --missing-on PEER lists what PEER lacks.",
         options: [missingOn.spec, LFSyncCommands.json.spec],
         arguments: [ArgumentSpec(name: "PATH", help: "A library, a folder in one or a file (repeatable; default: the current directory).", isOptional: true, isRepeating: true, completion: .file)],
         examples: ["lfsync whereis ~/Pictures", "lfsync whereis ~/Pictures/DCIM/IMG_0001.HEIC", "lfsync whereis ~/Pictures --missing-on nas", "lfsync whereis ~/Pictures --json"]

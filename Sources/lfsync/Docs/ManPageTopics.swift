@@ -77,14 +77,14 @@ extension ManPageGenerator {
             "Each push of a watch holds the same lock as \(Roff.bold("push \\-\\-batch")): a cron batch push that starts during one exits 75 and a watch push waits for a batch push to end, so the two never send at once; with a watch running, the cron job is not needed.",
             "These units (also in \(Roff.italic("contrib/systemd/")) of the source) go in \(Roff.italic("~/.config/systemd/user/")):",
         ]
-        for unit in SystemdUnits.all {
-            lines += [".PP", Roff.italic(Roff.literal(unit.name)), ".PP", ".nf", ".RS 4"]
-            lines += SystemdUnits.text(of: unit).split(separator: "\n", omittingEmptySubsequences: false).dropLast().map {
+        for (name, text) in SystemdUnits.files {
+            lines += [".PP", Roff.italic(Roff.literal(name)), ".PP", ".nf", ".RS 4"]
+            lines += text.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map {
                 $0.isEmpty ? ".sp" : Roff.line(Roff.literal(String($0)))
             }
             lines += [".RE", ".fi"]
         }
-        lines += [".PP", "Then: \(Roff.bold("systemctl \\-\\-user enable \\-\\-now lfsync\\-watch")) (or lfsync\\-serve), and \(Roff.bold("loginctl enable\\-linger")) so they run while nobody is logged in."]
+        lines += [".PP", "Then: \(Roff.bold("systemctl \\-\\-user enable \\-\\-now lfsync\\-watch")) (or lfsync\\-serve, or lfsync\\-push.timer for a nightly push instead of a watch), and \(Roff.bold("loginctl enable\\-linger")) so they run while nobody is logged in."]
         return lines
     }
 }

@@ -10,6 +10,18 @@ enum SystemdUnits {
         var execStart: String
         var comments: [String]
         var service: [String]
+        /// `oneshot` for a run that ends (the nightly push), `simple` for a daemon.
+        var type = "simple"
+        /// Started by its timer, not by itself.
+        var installed = true
+    }
+
+    /// A `.timer` unit that starts the service of the same name.
+    struct Timer {
+        var name: String
+        var description: String
+        var comments: [String]
+        var timer: [String]
     }
 
     static let serve = Unit(
@@ -44,26 +56,77 @@ enum SystemdUnits {
             "TimeoutStopSec=120",
         ])
 
-    static let all = [serve, watch]
+    static let push = Unit(
+        name: "lfsync-push.service",
+        description: "lfsync: send what your other devices lack, once",
+        execStart: "\(binary) push --batch --all %h/Pictures",
+        comments: [
+            "One push of ~/Pictures to every trusted device, started each night by lfsync-push.timer.",
+            "--batch: no prompt, a lock against overlapping runs, nothing printed on success, and an",
+            "exit status that says what happened (the journal and 'systemctl --user status' show it).",
+        ],
+        service: [],
+        type: "oneshot",
+        installed: false)
 
+    static let pushTimer = Timer(
+        name: "lfsync-push.timer",
+        description: "lfsync: push ~/Pictures every night",
+        comments: [
+            "Starts lfsync-push.service every night at 02:30, or at the next boot when the machine was off.",
+        ],
+        timer: ["OnCalendar=*-*-* 02:30", "Persistent=true"])
+
+    static let all = [serve, watch, push]
+
+    /// Every unit file, by name: the services, then the timer.
+    static var files: [(name: String, text: String)] {
+        all.map { ($0.name, text(of: $0)) } + [(pushTimer.name, text(of: pushTimer))]
+    }
+
+    /// No `network-online.target`: a user session has none (that target belongs to the
+    /// system manager), and lfsync waits for its peers itself.
     static func text(of unit: Unit) -> String {
         let install = unit.name.replacingOccurrences(of: ".service", with: "")
         var lines = unit.comments.map { "# " + $0 }
+        if unit.installed {
+            lines += [
+                "# Install:  mkdir -p ~/.config/systemd/user && cp \(unit.name) ~/.config/systemd/user/",
+                "#           systemctl --user daemon-reload && systemctl --user enable --now \(install)",
+            ]
+        } else {
+            lines += ["# Install it with its timer (see \(install).timer)."]
+        }
         lines += [
-            "# Install:  mkdir -p ~/.config/systemd/user && cp \(unit.name) ~/.config/systemd/user/",
-            "#           systemctl --user daemon-reload && systemctl --user enable --now \(install)",
             "[Unit]",
             "Description=\(unit.description)",
             "Documentation=man:lfsync(1)",
-            "After=network-online.target",
-            "Wants=network-online.target",
             "",
             "[Service]",
-            "Type=simple",
+            "Type=\(unit.type)",
             "ExecStart=\(unit.execStart)",
         ]
         lines += unit.service
-        lines += ["Restart=on-failure", "RestartSec=10", "", "[Install]", "WantedBy=default.target"]
+        if unit.installed {
+            lines += ["Restart=on-failure", "RestartSec=10", "", "[Install]", "WantedBy=default.target"]
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    static func text(of timer: Timer) -> String {
+        let service = timer.name.replacingOccurrences(of: ".timer", with: ".service")
+        var lines = timer.comments.map { "# " + $0 }
+        lines += [
+            "# Install:  mkdir -p ~/.config/systemd/user && cp \(timer.name) \(service) ~/.config/systemd/user/",
+            "#           systemctl --user daemon-reload && systemctl --user enable --now \(timer.name)",
+            "[Unit]",
+            "Description=\(timer.description)",
+            "Documentation=man:lfsync(1)",
+            "",
+            "[Timer]",
+        ]
+        lines += timer.timer
+        lines += ["", "[Install]", "WantedBy=timers.target"]
         return lines.joined(separator: "\n") + "\n"
     }
 }

@@ -41,9 +41,11 @@ struct DeviceConfig: Codable, Sendable {
             allowPull = try container.decodeIfPresent(Bool.self, forKey: .allowPull) ?? false
         }
 
-        /// Both permissions in words, as `peers` and `status` show them: "no" is worth seeing too.
+        /// Both permissions in words, as `peers` and `status` show them — what *this* device
+        /// lets the other do, said so, since "pull: no" alone reads as the other refusing
+        /// this one. "no" is worth seeing too.
         static func permissions(autoAccept: Bool, allowPull: Bool) -> String {
-            "auto-accept: \(autoAccept ? "yes" : "no"), pull: \(allowPull ? "allowed" : "no")"
+            "this device accepts its pushes unasked: \(autoAccept ? "yes" : "no"), lets it pull: \(allowPull ? "yes" : "no")"
         }
     }
 

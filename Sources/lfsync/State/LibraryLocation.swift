@@ -36,9 +36,14 @@ struct LibraryLocation {
         }
     }
 
-    /// The indexed library at or above `path`; else `path` itself, taken as a library.
-    static func locate(_ path: String, home: StateHome) throws -> LibraryLocation {
-        if let found = try indexed(path, home: home) { return found }
-        return LibraryLocation(library: try DirectoryArgument.existing(path), within: nil)
+    /// The indexed library at or above `path`, or a usage error: a path in no library lfsync
+    /// knows is never indexed as a new one by a command that only reads (`whereis /etc` would
+    /// hash all of /etc).
+    static func required(_ path: String, home: StateHome) throws -> LibraryLocation {
+        guard let found = try indexed(path, home: home) else {
+            throw UsageError(message: "'\(path)' is not in a library lfsync knows",
+                             hint: "A library is known once it was pushed, served, pulled into or scanned ('lfsync scan DIR').")
+        }
+        return found
     }
 }

@@ -19,6 +19,11 @@ enum PeerConnector {
         let peer: Peer
         do { peer = try await sync.connect(to: address, expecting: target.deviceID) } catch {
             if case let .declined(reason) = error { throw CommandFailure(message: reason, exitCode: .declined) }
+            // Nothing answered at that address: the usual cause is a device that is off, or
+            // whose `lfsync serve` is not running.
+            if case let .connectionFailed(detail) = error, detail.contains("refused") || detail.contains("timed out") || detail.contains("unreachable") {
+                throw CommandFailure(message: "\(detail) — is 'lfsync serve' running on \(target.label)?", exitCode: .peerUnavailable)
+            }
             throw error
         }
         if target.deviceID == nil, config.trusted(peer.deviceID) == nil {

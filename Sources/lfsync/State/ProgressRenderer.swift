@@ -44,10 +44,10 @@ final class ProgressRenderer: @unchecked Sendable {
         case .none:
             return
         case .json:
-            let object: [String: Any] = ["peer": name, "deviceID": update.peer.deviceID.description,
+            let object: [String: Any] = ["event": "progress", "peer": name, "deviceID": update.peer.deviceID.description,
                                          "bytesDone": progress.bytesDone, "bytesTotal": progress.bytesTotal,
                                          "assetsDone": progress.assetsDone, "assetsTotal": progress.assetsTotal,
-                                         "state": "\(update.state)"]
+                                         "state": "\(update.state)", "time": JSONOutput.timestamp(Date())]
             if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
                 Console.writeError(String(decoding: data, as: UTF8.self) + "\n")
             }

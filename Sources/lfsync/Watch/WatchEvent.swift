@@ -38,15 +38,13 @@ struct WatchLogEvent: Encodable {
 
     init(_ event: String, library: String? = nil, peer: String? = nil, message: String? = nil) {
         self.event = event
-        time = ISO8601DateFormatter().string(from: Date())
+        time = JSONOutput.timestamp(Date())
         self.library = library
         self.peer = peer
         self.message = message
     }
 
     func line() throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(self), as: UTF8.self)
+        try JSONOutput.render(self, pretty: false)
     }
 }

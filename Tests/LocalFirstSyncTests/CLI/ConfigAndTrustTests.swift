@@ -97,19 +97,19 @@ import Testing
             let row = try #require(try JSONDecoder().decode([Row].self, from: Data(peers.stdout.utf8)).first { $0.deviceID == id })
             #expect(row.trusted && row.allowPull && !row.autoAccept)
             let peersText = try await device.run(["peers", "--timeout", "0.2"])
-            #expect(peersText.stdout.contains("auto-accept: no, pull: allowed"), "\(peersText.stdout)")
+            #expect(peersText.stdout.contains("this device accepts its pushes unasked: no, lets it pull: yes"), "\(peersText.stdout)")
 
             struct Status: Decodable { var deviceID: String; var autoAccept: Bool; var allowPull: Bool }
             let status = try await device.run(["status", "--json"])
             let line = try #require(try JSONDecoder().decode([Status].self, from: Data(status.stdout.utf8)).first { $0.deviceID == id })
             #expect(line.allowPull && !line.autoAccept)
-            #expect(try await device.run(["status"]).stdout.contains("auto-accept: no, pull: allowed"))
+            #expect(try await device.run(["status"]).stdout.contains("this device accepts its pushes unasked: no, lets it pull: yes"))
 
             // Trusting again sets the permissions to what that run says: auto-accept no longer brings pulls along.
             #expect(try await device.run(["trust", id, "--auto-accept"]).status == 0)
             stored = try #require(try Self.storedPeers(of: device).first)
             #expect(stored.autoAccept == true && stored.allowPull == false && stored.name == "nas")
-            #expect(try await device.run(["status"]).stdout.contains("auto-accept: yes, pull: no"))
+            #expect(try await device.run(["status"]).stdout.contains("this device accepts its pushes unasked: yes, lets it pull: no"))
 
             // A flag, never an option with a value.
             let valued = try await device.run(["trust", id, "--allow-pull=yes"])

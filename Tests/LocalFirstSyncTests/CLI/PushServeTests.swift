@@ -252,7 +252,8 @@ import Testing
                 var peer: String; var deviceID: String; var state: String
                 var bytesDone: UInt64; var bytesTotal: UInt64; var assetsDone: Int; var assetsTotal: Int
             }
-            let objects = push.stderr.split(separator: "\n").filter { $0.hasPrefix("{") }
+            // Every line is JSON now (notes too, as {"event": "note"}); the progress lines are these.
+            let objects = push.stderr.split(separator: "\n").filter { $0.contains(#""event":"progress""#) }
             #expect(!objects.isEmpty, "no JSON progress lines: \(push.stderr)")
             let lines = try objects.map { try JSONDecoder().decode(Line.self, from: Data($0.utf8)) }
             #expect(lines.allSatisfy { $0.peer == "nas" && $0.bytesDone <= $0.bytesTotal && $0.assetsDone <= $0.assetsTotal })
