@@ -1,6 +1,4 @@
-import LFSyncContent
 import LFSyncCrypto
-import LFSyncStore
 
 /// The name a received file gets when a *different* file already has its
 /// name: `IMG_0001.HEIC` → `IMG_0001 (conflict 1a2b3c4d).HEIC`.
@@ -11,7 +9,7 @@ import LFSyncStore
 /// conflicting asset again finds its earlier copy instead of piling up copies, and two
 /// devices name the same conflict alike. The extension is kept so the file still opens
 /// in the right application.
-enum ConflictName {
+package enum ConflictName {
     /// First the short form (8 hex digits of the tag); should that name hold yet other
     /// content, the full 64-digit tag, which only a deliberate plant can occupy.
     package static func candidates(for name: String, tag: Hash256) -> [String] {
