@@ -46,7 +46,7 @@ __lfsync_reply() {
 }
 
 __lfsync_commands() {
-    __lfsync_reply "$1" 'init id peers trust untrust serve push watch pull status whereis offload scan verify completions help version'
+    __lfsync_reply "$1" 'init id peers trust untrust serve sync push watch pull status whereis offload versions restore scan verify completions help version'
 }
 
 # Peer names, one per line from `lfsync __complete peers`; nothing if it fails.
@@ -151,15 +151,16 @@ _lfsync_trust() {
     case $option in
         --name) return 0 ;;
         --address) return 0 ;;
+        --deletions) return 0 ;;
     esac
-    __lfsync_count_arguments '--name --address'
+    __lfsync_count_arguments '--name --address --deletions'
     if (( __lfsync_only_arguments == 0 )) && [[ $cur == -* ]]; then
-        __lfsync_reply "$cur" '--name --address --auto-accept --allow-pull -q --quiet -v --verbose -h --help'
+        __lfsync_reply "$cur" '--name --address --auto-accept --allow-pull --deletions -q --quiet -v --verbose -h --help'
         return 0
     fi
     case $__lfsync_count in
         0) : ;;
-        *) __lfsync_reply "$cur" '--name --address --auto-accept --allow-pull -q --quiet -v --verbose -h --help' ;;
+        *) __lfsync_reply "$cur" '--name --address --auto-accept --allow-pull --deletions -q --quiet -v --verbose -h --help' ;;
     esac
     return 0
 }
@@ -205,6 +206,36 @@ _lfsync_serve() {
     return 0
 }
 
+_lfsync_sync() {
+    local cur=$1 prev=${__lfsync_words[__lfsync_cword-1]} option value
+    if [[ $cur == --*=* ]]; then
+        option=${cur%%=*} value=${cur#*=}
+    else
+        option=$prev value=$cur
+    fi
+    case $option in
+        --with) __lfsync_peers "$value"; return 0 ;;
+        --max-delete) return 0 ;;
+        --listen) return 0 ;;
+        --chmod) return 0 ;;
+        --settle) return 0 ;;
+        --rescan-interval) return 0 ;;
+        --bwlimit) return 0 ;;
+        --exclude) return 0 ;;
+        --exclude-from) __lfsync_files "$value"; return 0 ;;
+    esac
+    __lfsync_count_arguments '--with --max-delete --listen --chmod --settle --rescan-interval --bwlimit --exclude --exclude-from'
+    if (( __lfsync_only_arguments == 0 )) && [[ $cur == -* ]]; then
+        __lfsync_reply "$cur" '--with --all --delete --max-delete --listen --no-advertise --chmod --settle --rescan-interval --bwlimit --json --exclude --exclude-from --no-default-excludes -q --quiet -v --verbose -h --help'
+        return 0
+    fi
+    case $__lfsync_count in
+        0) __lfsync_files "$cur" -d ;;
+        *) __lfsync_reply "$cur" '--with --all --delete --max-delete --listen --no-advertise --chmod --settle --rescan-interval --bwlimit --json --exclude --exclude-from --no-default-excludes -q --quiet -v --verbose -h --help' ;;
+    esac
+    return 0
+}
+
 _lfsync_push() {
     local cur=$1 prev=${__lfsync_words[__lfsync_cword-1]} option value
     if [[ $cur == --*=* ]]; then
@@ -216,12 +247,13 @@ _lfsync_push() {
         --to) __lfsync_peers "$value"; return 0 ;;
         --progress) __lfsync_reply "$value" 'auto plain json none'; return 0 ;;
         --bwlimit) return 0 ;;
+        --max-delete) return 0 ;;
         --exclude) return 0 ;;
         --exclude-from) __lfsync_files "$value"; return 0 ;;
     esac
-    __lfsync_count_arguments '--to --progress --bwlimit --exclude --exclude-from'
+    __lfsync_count_arguments '--to --progress --bwlimit --max-delete --exclude --exclude-from'
     if (( __lfsync_only_arguments == 0 )) && [[ $cur == -* ]]; then
-        __lfsync_reply "$cur" '--to --all --batch --dry-run --progress --bwlimit --json --exclude --exclude-from --no-default-excludes -q --quiet -v --verbose -h --help'
+        __lfsync_reply "$cur" '--to --all --batch --dry-run --progress --bwlimit --delete --max-delete --json --exclude --exclude-from --no-default-excludes -q --quiet -v --verbose -h --help'
         return 0
     fi
     case $__lfsync_count in
@@ -242,12 +274,13 @@ _lfsync_watch() {
         --settle) return 0 ;;
         --rescan-interval) return 0 ;;
         --bwlimit) return 0 ;;
+        --max-delete) return 0 ;;
         --exclude) return 0 ;;
         --exclude-from) __lfsync_files "$value"; return 0 ;;
     esac
-    __lfsync_count_arguments '--to --settle --rescan-interval --bwlimit --exclude --exclude-from'
+    __lfsync_count_arguments '--to --settle --rescan-interval --bwlimit --max-delete --exclude --exclude-from'
     if (( __lfsync_only_arguments == 0 )) && [[ $cur == -* ]]; then
-        __lfsync_reply "$cur" '--to --all --settle --rescan-interval --bwlimit --json --exclude --exclude-from --no-default-excludes -q --quiet -v --verbose -h --help'
+        __lfsync_reply "$cur" '--to --all --settle --rescan-interval --bwlimit --delete --max-delete --json --exclude --exclude-from --no-default-excludes -q --quiet -v --verbose -h --help'
         return 0
     fi
     case $__lfsync_count in
@@ -344,6 +377,42 @@ _lfsync_offload() {
     fi
     case $__lfsync_count in
         *) __lfsync_files "$cur" ;;
+    esac
+    return 0
+}
+
+_lfsync_versions() {
+    local cur=$1
+    __lfsync_count_arguments ''
+    if (( __lfsync_only_arguments == 0 )) && [[ $cur == -* ]]; then
+        __lfsync_reply "$cur" '--json -q --quiet -v --verbose -h --help'
+        return 0
+    fi
+    case $__lfsync_count in
+        0) __lfsync_files "$cur" ;;
+        *) __lfsync_reply "$cur" '--json -q --quiet -v --verbose -h --help' ;;
+    esac
+    return 0
+}
+
+_lfsync_restore() {
+    local cur=$1 prev=${__lfsync_words[__lfsync_cword-1]} option value
+    if [[ $cur == --*=* ]]; then
+        option=${cur%%=*} value=${cur#*=}
+    else
+        option=$prev value=$cur
+    fi
+    case $option in
+        --at) return 0 ;;
+    esac
+    __lfsync_count_arguments '--at'
+    if (( __lfsync_only_arguments == 0 )) && [[ $cur == -* ]]; then
+        __lfsync_reply "$cur" '--at -q --quiet -v --verbose -h --help'
+        return 0
+    fi
+    case $__lfsync_count in
+        0) __lfsync_files "$cur" ;;
+        *) __lfsync_reply "$cur" '--at -q --quiet -v --verbose -h --help' ;;
     esac
     return 0
 }
@@ -447,12 +516,15 @@ _lfsync() {
             trust) _lfsync_trust "$cur" ;;
             untrust) _lfsync_untrust "$cur" ;;
             serve) _lfsync_serve "$cur" ;;
+            sync) _lfsync_sync "$cur" ;;
             push) _lfsync_push "$cur" ;;
             watch) _lfsync_watch "$cur" ;;
             pull) _lfsync_pull "$cur" ;;
             status) _lfsync_status "$cur" ;;
             whereis) _lfsync_whereis "$cur" ;;
             offload) _lfsync_offload "$cur" ;;
+            versions) _lfsync_versions "$cur" ;;
+            restore) _lfsync_restore "$cur" ;;
             scan) _lfsync_scan "$cur" ;;
             verify) _lfsync_verify "$cur" ;;
             completions) _lfsync_completions "$cur" ;;

@@ -52,12 +52,15 @@ function __fish_lfsync_commands
     printf '%s\t%s\n' 'trust' 'Trust a device by its Device ID'
     printf '%s\t%s\n' 'untrust' 'Stop trusting a device'
     printf '%s\t%s\n' 'serve' 'Receive from other devices into a library'
+    printf '%s\t%s\n' 'sync' 'Keep a library in sync with other devices: serve and watch in one service'
     printf '%s\t%s\n' 'push' 'Send what peers lack: scan, offer, send only missing chunks'
     printf '%s\t%s\n' 'watch' 'Keep peers in sync continuously: send what changes as soon as it settles'
     printf '%s\t%s\n' 'pull' 'Receive what a trusted peer has that this device lacks'
     printf '%s\t%s\n' 'status' 'Show what is synced with which peer'
     printf '%s\t%s\n' 'whereis' 'Show which devices hold each asset'
     printf '%s\t%s\n' 'offload' 'Free space: delete local files that enough other devices verifiably hold'
+    printf '%s\t%s\n' 'versions' 'List the versions a sync replaced or deleted'
+    printf '%s\t%s\n' 'restore' 'Put back a version a sync replaced or deleted'
     printf '%s\t%s\n' 'scan' 'List the assets lfsync sees in a folder (what would be synced)'
     printf '%s\t%s\n' 'verify' 'Re-hash a library and report corrupted files'
     printf '%s\t%s\n' 'completions' 'Print a shell completion script'
@@ -105,6 +108,7 @@ complete -c lfsync -n '__fish_lfsync_command_is trust' -l name -x -d 'A name to 
 complete -c lfsync -n '__fish_lfsync_command_is trust' -l address -x -d 'Where to reach it when discovery cannot find it.'
 complete -c lfsync -n '__fish_lfsync_command_is trust' -l auto-accept -d 'Accept its offers without asking.'
 complete -c lfsync -n '__fish_lfsync_command_is trust' -l allow-pull -d 'Let it pull everything this device serves (not implied by --auto-accept).'
+complete -c lfsync -n '__fish_lfsync_command_is trust' -l deletions -x -d 'What its deletions do here: asked (applied when its push says --delete; the default), mirror (always applied) or keep (never: an archive).'
 complete -c lfsync -n '__fish_lfsync_command_is trust' -s q -l quiet -d 'Print nothing but errors.'
 complete -c lfsync -n '__fish_lfsync_command_is trust' -s v -l verbose -d 'Print more detail.'
 complete -c lfsync -n '__fish_lfsync_command_is trust' -s h -l help -d 'Show help for the command.'
@@ -129,6 +133,26 @@ complete -c lfsync -n '__fish_lfsync_command_is serve' -s v -l verbose -d 'Print
 complete -c lfsync -n '__fish_lfsync_command_is serve' -s h -l help -d 'Show help for the command.'
 complete -c lfsync -n '__fish_lfsync_argument_is serve 1 --listen --chmod --bwlimit --exclude --exclude-from --library' -a '(__fish_complete_directories)' -d 'The library to receive into (created when missing).'
 
+# lfsync sync
+complete -c lfsync -n '__fish_lfsync_command_is sync' -l with -x -a '(__fish_lfsync_peers)' -d 'The devices to keep in sync with: names or Device IDs of trusted devices.'
+complete -c lfsync -n '__fish_lfsync_command_is sync' -l all -d 'Send to every trusted peer.'
+complete -c lfsync -n '__fish_lfsync_command_is sync' -l delete -d 'Ask each peer to apply this library\'s deletions (moved into its versions area), as rsync --delete.'
+complete -c lfsync -n '__fish_lfsync_command_is sync' -l max-delete -x -d 'Apply no deletion on a peer that would get more than N of them.'
+complete -c lfsync -n '__fish_lfsync_command_is sync' -l listen -x -d 'Address to listen on (default [::]:7878).'
+complete -c lfsync -n '__fish_lfsync_command_is sync' -l no-advertise -d 'Do not advertise; peers connect by address.'
+complete -c lfsync -n '__fish_lfsync_command_is sync' -l chmod -x -d 'Change the modes of received files and new folders, in rsync\'s --chmod syntax (e.g. Dg+s,ug+w,Fo-w or D2775,F664); the umask still applies.'
+complete -c lfsync -n '__fish_lfsync_command_is sync' -l settle -x -d 'Send a file once nothing in its tree changed for this long (default 3).'
+complete -c lfsync -n '__fish_lfsync_command_is sync' -l rescan-interval -x -d 'When inotify cannot watch the whole tree, rescan this often instead (default 60).'
+complete -c lfsync -n '__fish_lfsync_command_is sync' -l bwlimit -x -d 'Send at most RATE for the whole run, shared by every peer (KiB/s; K, M, G suffixes as rsync; 0 = no limit).'
+complete -c lfsync -n '__fish_lfsync_command_is sync' -l json -d 'Print machine-readable JSON (stable keys) instead of text.'
+complete -c lfsync -n '__fish_lfsync_command_is sync' -l exclude -x -d 'Leave out files matching PATTERN (gitignore syntax; repeatable; !PATTERN takes a file back).'
+complete -c lfsync -n '__fish_lfsync_command_is sync' -l exclude-from -r -F -d 'Read exclude patterns from FILE, one per line (gitignore syntax).'
+complete -c lfsync -n '__fish_lfsync_command_is sync' -l no-default-excludes -d 'Do not leave out .DS_Store, ._*, Thumbs.db, desktop.ini, @eaDir/, .thumbnails/, .Trash-*/ by default.'
+complete -c lfsync -n '__fish_lfsync_command_is sync' -s q -l quiet -d 'Print nothing but errors.'
+complete -c lfsync -n '__fish_lfsync_command_is sync' -s v -l verbose -d 'Print more detail.'
+complete -c lfsync -n '__fish_lfsync_command_is sync' -s h -l help -d 'Show help for the command.'
+complete -c lfsync -n '__fish_lfsync_argument_is sync 1 --with --max-delete --listen --chmod --settle --rescan-interval --bwlimit --exclude --exclude-from' -a '(__fish_complete_directories)' -d 'The library to keep in sync (created when missing).'
+
 # lfsync push
 complete -c lfsync -n '__fish_lfsync_command_is push' -l to -x -a '(__fish_lfsync_peers)' -d 'Target peers: names, Device IDs (or unique prefixes) or HOST:PORT.'
 complete -c lfsync -n '__fish_lfsync_command_is push' -l all -d 'Send to every trusted peer.'
@@ -136,6 +160,8 @@ complete -c lfsync -n '__fish_lfsync_command_is push' -l batch -d 'Unattended: n
 complete -c lfsync -n '__fish_lfsync_command_is push' -l dry-run -d 'Scan and show what would be offered; send nothing.'
 complete -c lfsync -n '__fish_lfsync_command_is push' -l progress -x -a 'auto plain json none' -d 'Progress on stderr: auto (a terminal only), plain, json or none.'
 complete -c lfsync -n '__fish_lfsync_command_is push' -l bwlimit -x -d 'Send at most RATE for the whole run, shared by every peer (KiB/s; K, M, G suffixes as rsync; 0 = no limit).'
+complete -c lfsync -n '__fish_lfsync_command_is push' -l delete -d 'Ask each peer to apply this library\'s deletions (moved into its versions area), as rsync --delete.'
+complete -c lfsync -n '__fish_lfsync_command_is push' -l max-delete -x -d 'Apply no deletion on a peer that would get more than N of them.'
 complete -c lfsync -n '__fish_lfsync_command_is push' -l json -d 'Print machine-readable JSON (stable keys) instead of text.'
 complete -c lfsync -n '__fish_lfsync_command_is push' -l exclude -x -d 'Leave out files matching PATTERN (gitignore syntax; repeatable; !PATTERN takes a file back).'
 complete -c lfsync -n '__fish_lfsync_command_is push' -l exclude-from -r -F -d 'Read exclude patterns from FILE, one per line (gitignore syntax).'
@@ -143,7 +169,7 @@ complete -c lfsync -n '__fish_lfsync_command_is push' -l no-default-excludes -d 
 complete -c lfsync -n '__fish_lfsync_command_is push' -s q -l quiet -d 'Print nothing but errors.'
 complete -c lfsync -n '__fish_lfsync_command_is push' -s v -l verbose -d 'Print more detail.'
 complete -c lfsync -n '__fish_lfsync_command_is push' -s h -l help -d 'Show help for the command.'
-complete -c lfsync -n '__fish_lfsync_argument_is push 1+ --to --progress --bwlimit --exclude --exclude-from' -a '(__fish_complete_directories)' -d 'Libraries, or folders of one, to send.'
+complete -c lfsync -n '__fish_lfsync_argument_is push 1+ --to --progress --bwlimit --max-delete --exclude --exclude-from' -a '(__fish_complete_directories)' -d 'Libraries, or folders of one, to send.'
 
 # lfsync watch
 complete -c lfsync -n '__fish_lfsync_command_is watch' -l to -x -a '(__fish_lfsync_peers)' -d 'Target peers: names, Device IDs (or unique prefixes) or HOST:PORT.'
@@ -151,6 +177,8 @@ complete -c lfsync -n '__fish_lfsync_command_is watch' -l all -d 'Send to every 
 complete -c lfsync -n '__fish_lfsync_command_is watch' -l settle -x -d 'Send a file once nothing in its tree changed for this long (default 3).'
 complete -c lfsync -n '__fish_lfsync_command_is watch' -l rescan-interval -x -d 'When inotify cannot watch the whole tree, rescan this often instead (default 60).'
 complete -c lfsync -n '__fish_lfsync_command_is watch' -l bwlimit -x -d 'Send at most RATE for the whole run, shared by every peer (KiB/s; K, M, G suffixes as rsync; 0 = no limit).'
+complete -c lfsync -n '__fish_lfsync_command_is watch' -l delete -d 'Ask each peer to apply this library\'s deletions (moved into its versions area), as rsync --delete.'
+complete -c lfsync -n '__fish_lfsync_command_is watch' -l max-delete -x -d 'Apply no deletion on a peer that would get more than N of them.'
 complete -c lfsync -n '__fish_lfsync_command_is watch' -l json -d 'Print machine-readable JSON (stable keys) instead of text.'
 complete -c lfsync -n '__fish_lfsync_command_is watch' -l exclude -x -d 'Leave out files matching PATTERN (gitignore syntax; repeatable; !PATTERN takes a file back).'
 complete -c lfsync -n '__fish_lfsync_command_is watch' -l exclude-from -r -F -d 'Read exclude patterns from FILE, one per line (gitignore syntax).'
@@ -158,7 +186,7 @@ complete -c lfsync -n '__fish_lfsync_command_is watch' -l no-default-excludes -d
 complete -c lfsync -n '__fish_lfsync_command_is watch' -s q -l quiet -d 'Print nothing but errors.'
 complete -c lfsync -n '__fish_lfsync_command_is watch' -s v -l verbose -d 'Print more detail.'
 complete -c lfsync -n '__fish_lfsync_command_is watch' -s h -l help -d 'Show help for the command.'
-complete -c lfsync -n '__fish_lfsync_argument_is watch 1+ --to --settle --rescan-interval --bwlimit --exclude --exclude-from' -a '(__fish_complete_directories)' -d 'Folders to watch and send.'
+complete -c lfsync -n '__fish_lfsync_argument_is watch 1+ --to --settle --rescan-interval --bwlimit --max-delete --exclude --exclude-from' -a '(__fish_complete_directories)' -d 'Folders to watch and send.'
 
 # lfsync pull
 complete -c lfsync -n '__fish_lfsync_command_is pull' -l from -x -a '(__fish_lfsync_peers)' -d 'The peer to pull from (it must trust this device with --allow-pull).'
@@ -202,6 +230,20 @@ complete -c lfsync -n '__fish_lfsync_command_is offload' -s q -l quiet -d 'Print
 complete -c lfsync -n '__fish_lfsync_command_is offload' -s v -l verbose -d 'Print more detail.'
 complete -c lfsync -n '__fish_lfsync_command_is offload' -s h -l help -d 'Show help for the command.'
 complete -c lfsync -n '__fish_lfsync_argument_is offload 1+ --copies --peers --timeout' -F -d 'A library, or a folder or file in one (repeatable).'
+
+# lfsync versions
+complete -c lfsync -n '__fish_lfsync_command_is versions' -l json -d 'Print machine-readable JSON (stable keys) instead of text.'
+complete -c lfsync -n '__fish_lfsync_command_is versions' -s q -l quiet -d 'Print nothing but errors.'
+complete -c lfsync -n '__fish_lfsync_command_is versions' -s v -l verbose -d 'Print more detail.'
+complete -c lfsync -n '__fish_lfsync_command_is versions' -s h -l help -d 'Show help for the command.'
+complete -c lfsync -n '__fish_lfsync_argument_is versions 1' -F -d 'A file or folder of a library lfsync knows.'
+
+# lfsync restore
+complete -c lfsync -n '__fish_lfsync_command_is restore' -l at -x -d 'The version kept at or before TIME (2026-12-05T10:20:00Z, 2026-12-05 10:20, or a day).'
+complete -c lfsync -n '__fish_lfsync_command_is restore' -s q -l quiet -d 'Print nothing but errors.'
+complete -c lfsync -n '__fish_lfsync_command_is restore' -s v -l verbose -d 'Print more detail.'
+complete -c lfsync -n '__fish_lfsync_command_is restore' -s h -l help -d 'Show help for the command.'
+complete -c lfsync -n '__fish_lfsync_argument_is restore 1 --at' -F -d 'A file or folder of a library lfsync knows (it may be gone now).'
 
 # lfsync scan
 complete -c lfsync -n '__fish_lfsync_command_is scan' -l json -d 'Print machine-readable JSON (stable keys) instead of text.'

@@ -71,12 +71,16 @@ package final class LibraryImporter: Sendable {
     ///    hold them);
     /// 3. copy the chunks found elsewhere in the library into new partials —
     ///    removed again if this step fails.
-    package func prepare(_ assets: [PlacedAsset], known: Set<Hash256>) throws(ReceiveError) -> PreparedOffer {
+    /// - Parameter tracked: for a push a sync follows (PROTOCOL.md, "Syncing"), the offered
+    ///   paths this library's history knows: those, and paths where anything stands, are
+    ///   left to the sync (counted as in place: nothing is sent or placed for them), which
+    ///   tells an edit from a conflict and a deleted file from a new one. Nil for a plain push.
+    package func prepare(_ assets: [PlacedAsset], known: Set<Hash256>, leavingToSync tracked: Set<RelativePath>? = nil) throws(ReceiveError) -> PreparedOffer {
         var prepared = PreparedOffer()
         var newContents: [(hash: Hash256, manifest: FileManifest)] = []
         var seen = Set<Hash256>()
         var bytesToAdd: UInt64 = 0
-        var inPlace = inPlace(assets).makeIterator()
+        var inPlace = inPlace(assets, leavingToSync: tracked).makeIterator()
         for asset in assets {
             var rows: [[Bool]] = []
             for placement in asset.placements {
@@ -128,8 +132,16 @@ package final class LibraryImporter: Sendable {
     /// hashing the file or every byte it received. One `fstatat` per file (on a
     /// first push most names do not exist yet, and nothing more is asked), then one
     /// read of the scan cache for the files that do.
-    private func inPlace(_ assets: [PlacedAsset]) -> [Bool] {
+    private func inPlace(_ assets: [PlacedAsset], leavingToSync tracked: Set<RelativePath>?) -> [Bool] {
         let manifests = assets.flatMap { $0.placements.flatMap { $0.files.map(\.manifest) } }
+        if let tracked {
+            // Left to the sync: a path its history knows, or one where anything stands now.
+            return manifests.map { manifest in
+                guard let path = try? LibraryPath.validate(manifest.path) else { return false }
+                if tracked.contains(path.relativePath) { return true }
+                return (try? directory.root.statusOfEntry(named: path.string, path.description)) != nil
+            }
+        }
         guard let scanCache else { return manifests.map { _ in false } }
         let onDisk = manifests.map { manifest -> (path: RelativePath, status: FileStatus)? in
             guard let path = try? LibraryPath.validate(manifest.path),

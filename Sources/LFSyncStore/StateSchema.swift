@@ -160,5 +160,53 @@ enum StateSchema {
                 PRIMARY KEY (content_id, position)
             ) WITHOUT ROWID;
             """),
+        Migration(version: 10, name: "path history", sql: """
+            -- Per library, each path's current version (PROTOCOL.md, "Path versions"): its
+            -- file hash (NULL once deleted), its version vector and who made it when, and the
+            -- library's own change counter (seq) at which this device last changed the row,
+            -- so a peer asks only for what changed since it last asked. A library's history
+            -- has a random ID: a peer that remembered how far it read an older history (this
+            -- ledger was deleted and rebuilt) starts again from the beginning.
+            CREATE TABLE history_library (
+                id         INTEGER PRIMARY KEY,
+                library    TEXT    NOT NULL UNIQUE,  -- the library's key (its real path)
+                history_id INTEGER NOT NULL,
+                last_seq   INTEGER NOT NULL
+            );
+            CREATE TABLE path_history (
+                library_id    INTEGER NOT NULL REFERENCES history_library(id) ON DELETE CASCADE,
+                path          TEXT    NOT NULL,
+                file_hash     BLOB,              -- 32 bytes; NULL: the path was deleted
+                vector        BLOB    NOT NULL,  -- VersionVector.encoded()
+                changed_at_ms INTEGER NOT NULL,
+                changed_by    INTEGER NOT NULL,  -- DeviceShortID, by bit pattern
+                retained_hash BLOB,              -- a file kept here whose deletion was not applied
+                seq           INTEGER NOT NULL,
+                PRIMARY KEY (library_id, path)
+            ) WITHOUT ROWID;
+            CREATE INDEX path_history_by_seq ON path_history (library_id, seq);
+            -- How far this device has applied each peer's history of a library.
+            CREATE TABLE path_progress (
+                library_id INTEGER NOT NULL REFERENCES history_library(id) ON DELETE CASCADE,
+                peer       TEXT    NOT NULL,
+                history_id INTEGER NOT NULL,
+                seq        INTEGER NOT NULL,
+                PRIMARY KEY (library_id, peer)
+            ) WITHOUT ROWID;
+            -- Files a sync moved out of a path into the library's versions area
+            -- (.lfsync/versions): what `lfsync versions` lists and `restore` puts back.
+            CREATE TABLE kept_version (
+                library_id INTEGER NOT NULL REFERENCES history_library(id) ON DELETE CASCADE,
+                stored     TEXT    NOT NULL,  -- its name under .lfsync/versions
+                path       TEXT    NOT NULL,  -- the library path it was at
+                file_hash  BLOB    NOT NULL,
+                size       INTEGER NOT NULL,
+                kept_at_ms INTEGER NOT NULL,
+                reason     TEXT    NOT NULL,  -- replaced, deleted, restored
+                by_device  TEXT    NOT NULL,  -- the device whose change moved it (its name or ID)
+                PRIMARY KEY (library_id, stored)
+            ) WITHOUT ROWID;
+            CREATE INDEX kept_version_by_path ON kept_version (library_id, path);
+            """),
     ])
 }

@@ -21,3 +21,19 @@ public struct LibraryPush: Sendable {
     /// Those contents, for a ledger that must hear about them (a peer that could not be reached).
     public var contentIDs: [ContentID] { push.contentIDs }
 }
+
+/// The segments of a streaming scan, put back together: what a sync after the push records.
+final class WholeScan: Sendable {
+    private let state = LockedState<(assets: [Asset], settled: [RelativePath: FileStatus])>(([], [:]))
+
+    func add(_ segment: ScanSegment) {
+        state.withLock { kept in
+            kept.assets += segment.assets
+            for path in segment.settled.paths { kept.settled[path] = segment.settled[path] }
+        }
+    }
+
+    func result() -> (assets: [Asset], settled: SettledFiles) {
+        state.withLock { ($0.assets.sorted { $0.primaryPath < $1.primaryPath }, SettledFiles($0.settled)) }
+    }
+}

@@ -97,7 +97,7 @@ public actor LocalSync {
     private var handshaking: [UInt64: any Connection] = [:]
     /// Failed handshakes come as fast as a stranger can open connections: one line per interval.
     private var handshakeFailureLog = RateLimitedLog(interval: .seconds(10))
-    private var refusalLog = RateLimitedLog(interval: .seconds(10))
+    var refusalLog = RateLimitedLog(interval: .seconds(10))
     private var listener: (any Listener)?
     /// Every task this engine runs, as children of one group (`EngineTasks`).
     private let tasks = EngineTasks()
@@ -111,6 +111,12 @@ public actor LocalSync {
     /// when that device loses the permission to pull (`updateTrust`).
     private var pullAnswers: [DeviceID: [OutgoingTransfer]] = [:]
     private var pullHandler: (@Sendable (Peer) async -> [Asset])?
+    /// What each device this one asked to sync (`requestSync`) may read here meanwhile, by request.
+    var invitations: [DeviceID: [UInt64: SyncSource]] = [:]
+    /// Answers path state requests from devices allowed to pull (`servePathStates`).
+    var pathStateServer: (@Sendable (Peer, WireMessage.PathStateRequest) async -> WireMessage.PathStateReport)?
+    /// Applies a trusted device's sync requests (`serveSyncRequests`).
+    var syncServer: (@Sendable (Peer, WireMessage.SyncRequest) async -> WireMessage.SyncReply)?
     private var pullLibrary: URL?
     /// Answers trusted devices' holding checks, once `serveHoldings` gave it a library.
     /// Answers holding checks, once `serveHoldings` set it up; read without the actor by the
@@ -326,6 +332,9 @@ public actor LocalSync {
         }
         return cut.map(\.peer).sorted { $0.name < $1.name }
     }
+
+    /// The open session with `peer`, for the engine's extensions.
+    func session(for peer: Peer) -> PeerSession? { sessions[peer.deviceID] }
 
     public func disconnect(_ peer: Peer) async {
         await sessions[peer.deviceID]?.close(reason: "disconnected")
@@ -633,6 +642,18 @@ public actor LocalSync {
             onChunkRequest: { [weak self] request, peer in
                 await self?.answerChunkRequest(request, from: peer) ?? .refused
             },
+            onPathStateRequest: { [weak self] request, peer in
+                await self?.answerPathStateRequest(request, from: peer) ?? .refused(request.requestID)
+            },
+            onSyncRequest: { [weak self] request, peer in
+                await self?.answerSyncRequest(request, from: peer)
+                    ?? .init(requestID: request.requestID, status: .failed, reason: "shutting down")
+            },
+            trackedPaths: { [receiveLibrary] paths in
+                guard let library = receiveLibrary else { return [] }
+                let key = OffloadedFile.libraryKey(library.url)
+                return Set(((try? await store.read { store throws(SQLiteError) in try store.pathHistory(library: key, paths: paths) }) ?? [:]).keys)
+            },
             logger: configuration.log)
     }
 
@@ -662,11 +683,12 @@ public actor LocalSync {
     /// - Parameter settledStatus: the scan's `settledStatus`: chunks of a file that
     ///   still shows exactly that status are sent without being hashed again.
     ///   Without it every chunk read is checked against its hash.
+    /// - Parameter syncFollows: see `push(library:…)`.
     public func send(
         _ assets: [Asset], from library: URL, settledStatus: SettledFiles = SettledFiles(),
-        to destination: TransferDestination = .allConnectedPeers
+        to destination: TransferDestination = .allConnectedPeers, syncFollows: Bool = false
     ) -> OutgoingTransfer {
-        start(OutgoingPush(assets: assets, settled: settledStatus, offerIDs: offerIDs), from: library, to: destination)
+        start(OutgoingPush(assets: assets, settled: settledStatus, offerIDs: offerIDs, syncFollows: syncFollows), from: library, to: destination)
     }
 
     /// Offers one asset (see `send(_:from:settledStatus:to:)`).
@@ -703,25 +725,32 @@ public actor LocalSync {
     ///   - segmentFiles: about how many files (whole folders) are hashed before they are offered.
     ///   - within: only the assets with a file at or below this library-relative path (a
     ///     folder of the library, pushed at its place in it); nil for the whole library.
+    ///   - syncFollows: the caller asks each peer that keeps path versions to sync
+    ///     (`requestSync`) once the push is done: such a peer places only new files from the
+    ///     push, and the sync applies edits, renames and deletions.
     public func push(
         library: URL, cache: ScanCache? = nil, chunkIndex: ChunkIndex? = nil, exclusions: ScanExclusions = ScanExclusions(),
-        within: RelativePath? = nil, to destination: TransferDestination = .allConnectedPeers, segmentFiles: Int = 1024
+        within: RelativePath? = nil, to destination: TransferDestination = .allConnectedPeers, segmentFiles: Int = 1024,
+        syncFollows: Bool = false
     ) async throws(LibraryScanner.Failure) -> LibraryPush {
-        let push = OutgoingPush(offerIDs: offerIDs)
+        let push = OutgoingPush(offerIDs: offerIDs, syncFollows: syncFollows)
         let scanner = LibraryScanner(root: library, cache: cache, chunkIndex: chunkIndex, exclusions: exclusions)
         let continuation = preparation.continuation
         let (walked, walkedSignal) = AsyncStream<Void>.makeStream()
         let scan = Eventual<Result<LibraryScan, LibraryScanner.Failure>>()
+        // A sync needs the whole scan afterwards (its files and which were settled): kept only then.
+        let whole = syncFollows ? WholeScan() : nil
         tasks.spawn {
             defer { walkedSignal.finish() }
             do throws(LibraryScanner.Failure) {
-                let scanned = try await scanner.scan(
+                var scanned = try await scanner.scan(
                     segmentFiles: segmentFiles,
                     walked: { files, bytes in
                         push.setTotals(files: UInt64(files), bytes: bytes)
                         walkedSignal.yield()
                     },
                     segment: { segment in
+                        whole?.add(segment)
                         guard let within else { return await push.append(segment) }
                         let prefix = Array((within.string + "/").utf8)
                         let kept = segment.assets.filter { asset in
@@ -731,6 +760,7 @@ public actor LocalSync {
                     },
                     progress: { continuation.yield($0) })
                 push.endOfAssets()
+                if let whole { (scanned.assets, scanned.settledStatus) = whole.result() }
                 scan.resolve(.success(scanned))
             } catch {
                 push.endOfAssets(failure: error.description)
@@ -813,6 +843,10 @@ public actor LocalSync {
     /// allowed to pull (PROTOCOL.md, "Who may read a device's bytes"), from the receiving
     /// library's chunk index, with bytes read and checked now.
     private func answerChunkRequest(_ request: WireMessage.ChunkRequest, from peer: Peer) async -> WireMessage.ChunkReply.Outcome {
+        // A device this one asked to sync with it reads the bytes it needs for that sync.
+        if let source = invitations[peer.deviceID]?.values.first {
+            return await source.chunk(request.chunkHash, request.length).map { .bytes($0[...]) } ?? .notHeld
+        }
         guard currentTrust.policy.mayPull(peer.deviceID) else {
             if let line = refusalLog.note("refused a chunk request from \(peer): not allowed to pull") { configuration.log(line) }
             return .refused

@@ -20,7 +20,7 @@ public struct Peer: Hashable, Sendable, CustomStringConvertible {
     /// The identity the sync ledger keys this peer's rows by.
     public var syncIdentity: DeviceID { deviceID }
 
-    var ledgerKey: PeerKey { PeerKey(rawValue: deviceID.description) }
+    package var ledgerKey: PeerKey { PeerKey(rawValue: deviceID.description) }
 
     public var description: String { "\(name) (\(deviceID.shortForm))" }
 

@@ -177,6 +177,13 @@ actor PeerSession {
             await queries.answerArrived(message, requestID: report.requestID)
         case let .chunkReply(reply):
             await queries.answerArrived(message, requestID: reply.requestID)
+        case .pathStateRequest, .syncRequest:
+            try await requirePathVersions(message)
+            try await queries.questionArrived(message)
+        case let .pathStateReport(report):
+            await queries.answerArrived(message, requestID: report.requestID)
+        case let .syncReply(reply):
+            await queries.answerArrived(message, requestID: reply.requestID)
         case .hello, .connectionDecision:
             throw .protocolViolation("\(message.type) after the connection was set up")
         }
@@ -187,6 +194,14 @@ actor PeerSession {
     private func requireHoldings(_ message: WireMessage) async throws(SyncError) {
         guard await channel.peerCapabilities.contains(.holdings) else {
             throw .protocolViolation("\(message.type) from a peer that did not announce holding checks (capability bit 2)")
+        }
+    }
+
+    /// Path state requests and sync requests come only from a peer whose Hello announced
+    /// capability bit 3 (PROTOCOL.md, "Path versions").
+    private func requirePathVersions(_ message: WireMessage) async throws(SyncError) {
+        guard await channel.peerCapabilities.contains(.pathVersions) else {
+            throw .protocolViolation("\(message.type) from a peer that did not announce path versions (capability bit 3)")
         }
     }
 

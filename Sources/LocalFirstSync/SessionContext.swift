@@ -24,6 +24,10 @@ struct SessionContext: Sendable {
     let onFetch: @Sendable (Peer, [ContentID]) async throws(SyncError) -> Void
     let onHoldingCheck: @Sendable (WireMessage.HoldingCheck, Peer) async -> HoldingResponse
     let onChunkRequest: @Sendable (WireMessage.ChunkRequest, Peer) async -> WireMessage.ChunkReply.Outcome
+    let onPathStateRequest: @Sendable (WireMessage.PathStateRequest, Peer) async -> WireMessage.PathStateReport
+    let onSyncRequest: @Sendable (WireMessage.SyncRequest, Peer) async -> WireMessage.SyncReply
+    /// Which of these paths of the receiving library its path history knows.
+    let trackedPaths: @Sendable ([RelativePath]) async -> Set<RelativePath>
     let logger: @Sendable (String) -> Void
 
     func importer() throws(SyncError) -> LibraryImporter { try importerProvider() }
@@ -42,6 +46,12 @@ struct SessionContext: Sendable {
     }
     func chunk(for request: WireMessage.ChunkRequest, from peer: Peer) async -> WireMessage.ChunkReply.Outcome {
         await onChunkRequest(request, peer)
+    }
+    func pathStates(for request: WireMessage.PathStateRequest, from peer: Peer) async -> WireMessage.PathStateReport {
+        await onPathStateRequest(request, peer)
+    }
+    func sync(_ request: WireMessage.SyncRequest, from peer: Peer) async -> WireMessage.SyncReply {
+        await onSyncRequest(request, peer)
     }
     func log(_ line: String) { logger(line) }
 }

@@ -15,11 +15,11 @@ trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 
 # The units as written, with only the binary's path pointed at this build. A user session
 # has no network-online.target (the system manager's): no unit may wait for it.
-for unit in lfsync-serve.service lfsync-watch.service lfsync-push.service lfsync-push.timer; do
+for unit in lfsync-serve.service lfsync-watch.service lfsync-sync.service lfsync-push.service lfsync-push.timer; do
     sed "s#/usr/local/bin/lfsync#$lfsync#" "$units/$unit" >"$work/$unit"
     if grep -q 'network-online' "$work/$unit"; then echo "FAIL: $unit orders after network-online.target, which a user session lacks"; exit 1; fi
 done
-(cd "$work" && systemd-analyze verify --man=no lfsync-serve.service lfsync-watch.service lfsync-push.service lfsync-push.timer)
+(cd "$work" && systemd-analyze verify --man=no lfsync-serve.service lfsync-watch.service lfsync-sync.service lfsync-push.service lfsync-push.timer)
 # ExecStart as systemd runs it: %h is the user's home, nothing else is set up.
 exec_start() { grep '^ExecStart=' "$work/$1" | cut -d= -f2- | sed "s#%h#$2#g"; }
 
@@ -58,4 +58,4 @@ rc_watch=0 rc_serve=0
 wait "$watch" || rc_watch=$?
 wait "$serve" || rc_serve=$?
 [ "$rc_watch" = 0 ] && [ "$rc_serve" = 0 ] || { echo "FAIL: exit after SIGTERM: watch $rc_watch, serve $rc_serve"; cat "$work/watch.log" "$work/serve.log"; exit 1; }
-echo "PASS: the four units verify; serve created $nas/Pictures, the push service sent a photo to it and the watch another, both stopped with 0 on SIGTERM"
+echo "PASS: the five units verify; serve created $nas/Pictures, the push service sent a photo to it and the watch another, both stopped with 0 on SIGTERM"

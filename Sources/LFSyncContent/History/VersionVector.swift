@@ -88,6 +88,40 @@ package struct VersionVector: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// 16 bytes per entry — device, then counter, each a big-endian u64 — in device order:
+    /// the same bytes in the ledger and on the wire (PROTOCOL.md, "Path versions").
+    package func encoded() -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(entries.count * 16)
+        for entry in entries {
+            for value in [entry.device, entry.counter] {
+                for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+            }
+        }
+        return bytes
+    }
+
+    /// Reads `encoded()`'s form strictly: whole entries, at most `maxEntries`, devices in
+    /// ascending order without repeats, no zero counter — so each vector has one encoding.
+    /// Nil for anything else (a damaged ledger row, a peer's bad bytes).
+    package init?(encoded bytes: some Collection<UInt8>) {
+        guard bytes.count % 16 == 0, bytes.count / 16 <= Self.maxEntries else { return nil }
+        var pairs: [(device: UInt64, counter: UInt64)] = []
+        pairs.reserveCapacity(bytes.count / 16)
+        var iterator = bytes.makeIterator()
+        func next() -> UInt64 {
+            var value: UInt64 = 0
+            for _ in 0..<8 { value = value << 8 | UInt64(iterator.next() ?? 0) }
+            return value
+        }
+        for _ in 0..<(bytes.count / 16) {
+            let device = next(), counter = next()
+            guard counter > 0, pairs.last.map({ $0.device < device }) ?? true else { return nil }
+            pairs.append((device, counter))
+        }
+        entries = pairs
+    }
+
     package var description: String {
         "{" + entries.map { "\(String($0.device, radix: 16).suffix(4)):\($0.counter)" }.joined(separator: ",") + "}"
     }

@@ -20,14 +20,18 @@ package struct WireCapabilities: OptionSet, Hashable, Sendable, CustomStringConv
     /// never sent them.
     package static let holdings = WireCapabilities(rawValue: 1 << 2)
 
+    /// Bit 3: the peer keeps path versions and answers and understands PathStateRequest,
+    /// PathStateReport, SyncRequest and SyncReply (PROTOCOL.md, "Path versions"); requires bit 2.
+    package static let pathVersions = WireCapabilities(rawValue: 1 << 3)
     /// Everything this build implements.
-    package static let supported: WireCapabilities = [.zstd, .sharedSegments, .holdings]
+    package static let supported: WireCapabilities = [.zstd, .sharedSegments, .holdings, .pathVersions]
 
     package var description: String {
         var names: [String] = []
         if contains(.zstd) { names.append("zstd") }
         if contains(.sharedSegments) { names.append("shared segments") }
         if contains(.holdings) { names.append("holdings") }
+        if contains(.pathVersions) { names.append("path versions") }
         let unknown = rawValue & ~Self.supported.rawValue
         if unknown != 0 { names.append("0x" + String(unknown, radix: 16)) }
         return "[" + names.joined(separator: ", ") + "]"

@@ -115,19 +115,24 @@ extension WireMessage {
         /// sender counted them: shown in the consent prompt, not a promise.
         package var fileCount: UInt64
         package var byteCount: UInt64
+        /// A SyncRequest follows the push (flag bit 1, only to a peer that announced path
+        /// versions): the receiver places only files at paths its history does not know and
+        /// nothing stands at; the sync applies the rest (PROTOCOL.md, "Syncing").
+        package var syncFollows: Bool
 
-        package init(pushID: UInt64, isLast: Bool, fileCount: UInt64, byteCount: UInt64) {
+        package init(pushID: UInt64, isLast: Bool, fileCount: UInt64, byteCount: UInt64, syncFollows: Bool = false) {
             self.pushID = pushID
             self.isLast = isLast
             self.fileCount = fileCount
             self.byteCount = byteCount
+            self.syncFollows = syncFollows
         }
 
         static let wireLength = 8 + 1 + 8 + 8
 
         func encode(into writer: inout ByteWriter) {
             writer.write(pushID)
-            writer.write(isLast ? UInt8(1) : UInt8(0))
+            writer.write((isLast ? UInt8(1) : 0) | (syncFollows ? 2 : 0))
             writer.write(fileCount)
             writer.write(byteCount)
         }
@@ -135,8 +140,9 @@ extension WireMessage {
         init(from reader: inout ByteReader) throws(ByteReaderError) {
             pushID = try reader.readUInt64()
             let flags = try reader.readUInt8()
-            guard flags & ~1 == 0 else { throw .invalidValue("push flags \(flags)") }
+            guard flags & ~3 == 0 else { throw .invalidValue("push flags \(flags)") }
             isLast = flags & 1 == 1
+            syncFollows = flags & 2 == 2
             fileCount = try reader.readUInt64()
             byteCount = try reader.readUInt64()
         }

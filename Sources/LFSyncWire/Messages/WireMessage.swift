@@ -22,6 +22,10 @@ package enum WireMessage: Hashable, Sendable {
     case fetch(Fetch)
     case chunkRequest(ChunkRequest)
     case chunkReply(ChunkReply)
+    case pathStateRequest(PathStateRequest)
+    case pathStateReport(PathStateReport)
+    case syncRequest(SyncRequest)
+    case syncReply(SyncReply)
     case ping(Ping)
     case pong(Pong)
     case error(ErrorMessage)
@@ -41,6 +45,10 @@ package enum WireMessage: Hashable, Sendable {
         case .fetch: .fetch
         case .chunkRequest: .chunkRequest
         case .chunkReply: .chunkReply
+        case .pathStateRequest: .pathStateRequest
+        case .pathStateReport: .pathStateReport
+        case .syncRequest: .syncRequest
+        case .syncReply: .syncReply
         case .ping: .ping
         case .pong: .pong
         case .error: .error
@@ -62,6 +70,10 @@ package enum WireMessage: Hashable, Sendable {
         case let .fetch(message): message
         case let .chunkRequest(message): message
         case let .chunkReply(message): message
+        case let .pathStateRequest(message): message
+        case let .pathStateReport(message): message
+        case let .syncRequest(message): message
+        case let .syncReply(message): message
         case let .ping(message): message
         case let .pong(message): message
         case let .error(message): message
@@ -99,6 +111,10 @@ package enum WireMessage: Hashable, Sendable {
         case .fetch: self = .fetch(try Fetch(from: &reader))
         case .chunkRequest: self = .chunkRequest(try ChunkRequest(from: &reader))
         case .chunkReply: self = .chunkReply(try ChunkReply(from: &reader))
+        case .pathStateRequest: self = .pathStateRequest(try PathStateRequest(from: &reader))
+        case .pathStateReport: self = .pathStateReport(try PathStateReport(from: &reader))
+        case .syncRequest: self = .syncRequest(try SyncRequest(from: &reader))
+        case .syncReply: self = .syncReply(try SyncReply(from: &reader))
         case .ping: self = .ping(try Ping(from: &reader))
         case .pong: self = .pong(try Pong(from: &reader))
         case .error: self = .error(try ErrorMessage(from: &reader))

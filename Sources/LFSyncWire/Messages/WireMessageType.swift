@@ -17,6 +17,10 @@ package enum WireMessageType: UInt8, Sendable, CaseIterable, CustomStringConvert
     case fetch = 0x18
     case chunkRequest = 0x19
     case chunkReply = 0x1A
+    case pathStateRequest = 0x1B
+    case pathStateReport = 0x1C
+    case syncRequest = 0x1D
+    case syncReply = 0x1E
 
     package var description: String {
         switch self {
@@ -36,6 +40,10 @@ package enum WireMessageType: UInt8, Sendable, CaseIterable, CustomStringConvert
         case .fetch: "Fetch"
         case .chunkRequest: "ChunkRequest"
         case .chunkReply: "ChunkReply"
+        case .pathStateRequest: "PathStateRequest"
+        case .pathStateReport: "PathStateReport"
+        case .syncRequest: "SyncRequest"
+        case .syncReply: "SyncReply"
         }
     }
 }

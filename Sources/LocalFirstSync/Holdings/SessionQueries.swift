@@ -2,7 +2,8 @@ import LFSyncSystem
 import LFSyncWire
 
 /// The question-and-answer messages of one connection — HoldingCheck → HoldingReport,
-/// ChunkRequest → ChunkReply (PROTOCOL.md, "Holding checks"): our questions waiting for
+/// ChunkRequest → ChunkReply (PROTOCOL.md, "Holding checks"), PathStateRequest →
+/// PathStateReport and SyncRequest → SyncReply ("Path versions"): our questions waiting for
 /// their answers, and the peer's questions, answered one at a time by `run()`, which the
 /// session runs beside its read loop so that re-reading a library for a proof never
 /// stops the connection.
@@ -82,6 +83,10 @@ actor SessionQueries {
                 }
             case let .chunkRequest(request):
                 answer = .chunkReply(.init(requestID: request.requestID, outcome: await context.chunk(for: request, from: peer)))
+            case let .pathStateRequest(request):
+                answer = .pathStateReport(await context.pathStates(for: request, from: peer))
+            case let .syncRequest(request):
+                answer = .syncReply(await context.sync(request, from: peer))
             default:
                 answer = nil
             }

@@ -99,9 +99,9 @@ final class ChunkWriteQueue: Sendable {
     /// receiving into one library already are: partials are taken under their
     /// locks, and a plan never touches a content `known` to be on its way.
     func plan(
-        _ assets: [PlacedAsset], known: Set<Hash256>, with importer: LibraryImporter
+        _ assets: [PlacedAsset], known: Set<Hash256>, leavingToSync tracked: Set<RelativePath>?, with importer: LibraryImporter
     ) async throws(ReceiveError) -> HandedOver<LibraryImporter.PreparedOffer> {
-        try await planner.run { () throws(ReceiveError) in HandedOver(try importer.prepare(assets, known: known)) }
+        try await planner.run { () throws(ReceiveError) in HandedOver(try importer.prepare(assets, known: known, leavingToSync: tracked)) }
     }
 
     /// The outcomes that landed since the last call, in the order written.

@@ -113,8 +113,16 @@ actor SessionReceiver {
 
     func received(_ offer: WireMessage.Offer) async throws(SyncError) {
         guard !closing else { return }
+        // Honoured only from a peer that keeps path versions (it alone sends the sync that
+        // follows) and that this device takes syncs from (it accepts its pushes unasked): from
+        // any other the sync is declined, and its offers land as a copy's do.
+        if offer.push.syncFollows, context.trust.acceptsOffers(from: peer.deviceID),
+           await channel.peerCapabilities.contains(.pathVersions) { syncFollows.insert(offer.offerID) }
         await perform(try incoming.received(offer))
     }
+
+    /// Offers of pushes a sync follows (`PushHeader.syncFollows`), until planned.
+    private var syncFollows = Set<UInt64>()
 
     func cancelled(_ cancel: WireMessage.Cancel) async {
         guard !closing else { return }
@@ -158,7 +166,10 @@ actor SessionReceiver {
                 announce(pushID: pushID, header: header, firstAssets: firstAssets)
             case let .plan(offerID, assets, known):
                 for asset in assets { compositions[asset.contentID] = asset.files.map { ($0.role, $0.manifest.fileHash) } }
-                guard let result = await plan(assets, known: known) else { return }
+                let tracked: Set<RelativePath>? = if syncFollows.remove(offerID) != nil {
+                    await context.trackedPaths(assets.flatMap { $0.placements.flatMap { $0.files.map(\.manifest.path) } })
+                } else { nil }
+                guard let result = await plan(assets, known: known, leavingToSync: tracked) else { return }
                 await perform(incoming.planned(offerID: offerID, result))
             case let .send(messages):
                 outbox += messages
@@ -212,11 +223,11 @@ actor SessionReceiver {
     /// plans again if what the plan counted on changed meanwhile. Nil when the
     /// connection closed meanwhile: nobody will write these, and dropping them
     /// releases their locks.
-    private func plan(_ assets: [PlacedAsset], known: Set<Hash256>) async -> Result<IncomingOffers.Plan, ReceiveError>? {
+    private func plan(_ assets: [PlacedAsset], known: Set<Hash256>, leavingToSync tracked: Set<RelativePath>?) async -> Result<IncomingOffers.Plan, ReceiveError>? {
         do throws(ReceiveError) {
             let importer: LibraryImporter
             do throws(SyncError) { importer = try context.importer() } catch { throw ReceiveError.libraryUnavailable(error.description) }
-            let prepared = try await chunkWrites.plan(assets, known: known, with: importer)
+            let prepared = try await chunkWrites.plan(assets, known: known, leavingToSync: tracked, with: importer)
             guard !closing else { return nil }
             for (hash, file) in prepared.value.files { partials[hash] = file }
             return .success(prepared.value.plan)

@@ -74,15 +74,21 @@ final class OutgoingPush: Sendable {
     private let state = Monitor(State())
     private let offerIDs: OfferIDSource
     private let batcher: OfferBatcher
+    /// A sync request follows the push (`LocalSync.requestSync`): a peer that keeps path
+    /// versions is told so in each offer's header, and places only new files (PROTOCOL.md,
+    /// "Syncing").
+    let syncFollows: Bool
 
-    init(offerIDs: OfferIDSource, batcher: OfferBatcher = OfferBatcher()) {
+    init(offerIDs: OfferIDSource, batcher: OfferBatcher = OfferBatcher(), syncFollows: Bool = false) {
         self.offerIDs = offerIDs
         self.batcher = batcher
+        self.syncFollows = syncFollows
     }
 
     /// A push of `assets` already in hand: appended whole and finished.
-    convenience init(assets: [Asset], settled: SettledFiles = SettledFiles(), offerIDs: OfferIDSource, batcher: OfferBatcher = OfferBatcher()) {
-        self.init(offerIDs: offerIDs, batcher: batcher)
+    convenience init(assets: [Asset], settled: SettledFiles = SettledFiles(), offerIDs: OfferIDSource, batcher: OfferBatcher = OfferBatcher(),
+                     syncFollows: Bool = false) {
+        self.init(offerIDs: offerIDs, batcher: batcher, syncFollows: syncFollows)
         let placed = PlacedAsset.grouping(assets)
         setTotals(files: placed.reduce(0) { $0 + UInt64($1.placedFileCount) }, bytes: placed.reduce(0) { $0 + $1.placedSize })
         append(placed, settled: settled)

@@ -209,9 +209,13 @@ actor PeerSendJob {
     /// connection was cut, or nil.
     private func offerAndSend(receipts: AsyncStream<WireMessage.Receipt>.Continuation, in group: inout DiscardingTaskGroup) async -> String? {
         var replies: [Int: Eventual<Result<WireMessage.OfferReply, SyncError>>] = [:]
+        let syncFollows = push.syncFollows ? await session.channel.peerCapabilities.contains(.pathVersions) : false
         /// Sends the offers up to `end` that are ready (the push may still be growing).
         func launch(upTo end: Int) {
-            while launched < end, push.isReady(launched), let offer = push.offer(launched), let batch = push.batch(launched) {
+            while launched < end, push.isReady(launched), let unmarked = push.offer(launched), let batch = push.batch(launched) {
+                var marked = unmarked
+                marked.push.syncFollows = syncFollows
+                let offer = marked
                 perform(machine.offered(Self.batch(batch)))
                 progress.assetsTotal += offer.assets.count - batch.repeated.count
                 let session = session, timeout = replyTimeout

@@ -12,8 +12,8 @@ enum LFSyncCommands {
     /// The commands in the order `lfsync help` lists them; `LFSyncMain` runs them from this list.
     static let runnable: [any LFSyncCommand.Type] = [
         InitCommand.self, IDCommand.self, PeersCommand.self, TrustCommand.self, UntrustCommand.self, ServeCommand.self,
-        PushCommand.self, WatchCommand.self, PullCommand.self, StatusCommand.self, WhereisCommand.self, OffloadCommand.self,
-        ScanCommand.self, VerifyCommand.self, CompletionsCommand.self,
+        SyncCommand.self, PushCommand.self, WatchCommand.self, PullCommand.self, StatusCommand.self, WhereisCommand.self, OffloadCommand.self,
+        VersionsCommand.self, RestoreCommand.self, ScanCommand.self, VerifyCommand.self, CompletionsCommand.self,
     ]
 
     static let quiet = Flag("quiet", short: "q", help: "Print nothing but errors.")

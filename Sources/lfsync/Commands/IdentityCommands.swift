@@ -90,11 +90,13 @@ struct TrustCommand {
         }
         config.peers.removeAll { (try? DeviceID(parsing: $0.deviceID)) == id }
         let autoAccept = arguments[Self.autoAccept], allowPull = arguments[Self.allowPull]
+        let deletions = try arguments.value(Self.deletions) ?? existing?.deletions
         config.peers.append(.init(name: name, deviceID: id.description, address: try arguments.value(Self.address) ?? existing?.address,
-                                  autoAccept: autoAccept, allowPull: allowPull))
+                                  autoAccept: autoAccept, allowPull: allowPull, deletions: deletions))
         config.peers.sort { $0.name < $1.name }
         try config.save(to: home.configURL)
-        let permissions = [autoAccept ? "accepting its offers without asking" : nil, allowPull ? "letting it pull" : nil].compactMap { $0 }
+        let permissions = [autoAccept ? "accepting its offers without asking" : nil, allowPull ? "letting it pull" : nil,
+                           deletions == .mirror ? "mirroring its deletions" : deletions == .keep ? "keeping every file it deletes" : nil].compactMap { $0 }
         console.note("trusting \(name) (\(id))" + permissions.map { ", " + $0 }.joined())
         return .success
     }
@@ -146,16 +148,21 @@ extension TrustCommand: LFSyncCommand {
     static let address = Option<String>("address", valueName: "HOST:PORT", help: "Where to reach it when discovery cannot find it.")
     static let autoAccept = Flag("auto-accept", help: "Accept its offers without asking.")
     static let allowPull = Flag("allow-pull", help: "Let it pull everything this device serves (not implied by --auto-accept).")
+    static let deletions = Option<DeviceConfig.TrustedPeer.Deletions>(
+        "deletions", valueName: "POLICY",
+        help: "What its deletions do here: asked (applied when its push says --delete; the default), mirror (always applied) or keep (never: an archive).",
+        expected: "asked, mirror or keep") { DeviceConfig.TrustedPeer.Deletions(rawValue: $0) }
 
     static let spec = CommandSpec(
         name: "trust",
         abstract: "Trust a device by its Device ID",
-        discussion: "A trusted device may connect without a question. With --auto-accept its offers are also accepted without asking, which is what unattended (cron) pushes to this device need. With --allow-pull it may pull: be offered everything this device serves that it lacks, including what other devices sent here. The two are separate, and neither implies the other. Trusting a device again keeps its name and address unless given, and sets both permissions to exactly what that run says.",
+        discussion: "A trusted device may connect without a question. With --auto-accept its offers are also accepted without asking, which is what unattended (cron) pushes to this device need. With --allow-pull it may pull: be offered everything this device serves that it lacks, including what other devices sent here. The two are separate, and neither implies the other. A device trusted with --auto-accept may also sync with this one: its edits replace the files they descend from (the replaced version kept in .lfsync/versions), and its deletions are applied as --deletions says. Trusting a device again keeps its name, address and deletion policy unless given, and sets both permissions to exactly what that run says.",
         options: [
             name.spec,
             address.spec,
             autoAccept.spec,
             allowPull.spec,
+            deletions.spec,
         ],
         arguments: [ArgumentSpec(name: "DEVICE-ID", help: "The Device ID printed by 'lfsync id' on that device.")],
         examples: ["lfsync trust ABCDEFG-HIJKLMN-... --name laptop --auto-accept",

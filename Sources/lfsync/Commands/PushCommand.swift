@@ -36,6 +36,8 @@ struct PushCommand {
         var assetsFailed: Int
         var chunkBytesSent: UInt64
         var failures: [String: String]
+        /// What its sync did (a peer that keeps path versions), in words.
+        var sync: String?
     }
 
     struct Report: Encodable {
@@ -129,8 +131,11 @@ struct PushCommand {
         for selection in selections where stopped.withLock({ $0 }) == nil {
             let (path, url) = (selection.path, selection.library)
             let index = try await HashUpgradeNotice.upgradedIndex(for: url, home: home, ledger: ledger, exclusions: exclusions, console: console)
+            // A whole library is synced after it is pushed; a folder of one is copied (its
+            // history is the library's, which a folder's push does not cover).
+            let syncing = selection.within == nil
             let push = try await sync.push(library: url, cache: index.scanCache, chunkIndex: index.chunkIndex, exclusions: exclusions,
-                                           within: selection.within, to: .peers(destinations))
+                                           within: selection.within, to: .peers(destinations), syncFollows: syncing)
             running.withLock { $0 = push.transfer }
             // Stopped between the check above and now: this push stops too.
             if stopped.withLock({ $0 }) != nil { try? await push.transfer.cancel() }
@@ -152,6 +157,29 @@ struct PushCommand {
                 outcomes[summary.peer] = PeerOutcome.worse(outcomes[summary.peer], outcome)
             }
             let scan = try await push.scanned()
+            if syncing, stopped.withLock({ $0 }) == nil {
+                let connected = destinations.filter { notConnected[$0.deviceID] == nil && outcomes[$0]?.isFailed != true && outcomes[$0]?.isDeclined != true }
+                let pushSync = PushSync(library: url, index: index, ledger: ledger, sync: sync, device: DeviceShortID.of(identity.deviceID))
+                var looksUnmounted = false
+                do { looksUnmounted = try await pushSync.record(scan, settledOnly: false).looksUnmounted } catch {
+                    console.error("\(path): could not record its changes: \(error)")
+                }
+                let results = await pushSync.requestSyncs(with: connected, deletions: arguments[Self.delete], maxDeletions: try arguments.value(Self.maxDelete),
+                                                          manifests: PushSync.manifests(of: scan))
+                if looksUnmounted {
+                    console.error("\(path) looks unmounted or emptied (its .lfsync/library-id marker is missing, or no file is left): its missing files were not recorded as deleted")
+                }
+                for result in results {
+                    let line = PushSync.summary(result)
+                    perPeer[result.peer, default: PeerReport(peer: result.peer.name, deviceID: result.peer.deviceID.description, state: "", assetsStored: 0,
+                                                             assetsFailed: 0, chunkBytesSent: 0, failures: [:])].sync = line
+                    switch result.reply?.status {
+                    // Declined: it does not take this device's pushes unasked, and the push was a copy.
+                    case .synced?, .declined?: break
+                    default: outcomes[result.peer] = PeerOutcome.worse(outcomes[result.peer], .failed(line))
+                    }
+                }
+            }
             contentCount += push.contentCount
             totalBytes += scan.statistics.bytes
             console.detail("\(path): \(scan.statistics.files) files, \(scan.statistics.filesHashed) hashed, \(scan.statistics.filesFromCache) from cache")
@@ -195,6 +223,9 @@ struct PushCommand {
             for (report, peer) in reports.map({ report in (report, perPeer.first { $0.value.peer == report.peer }?.key) }) {
                 let line = "\(report.peer): \(report.state) — \(report.assetsStored) of \(contentCount) assets confirmed, \(ByteCountText.format(report.chunkBytesSent)) sent"
                 if report.assetsStored == contentCount, report.assetsFailed == 0 { console.note(line) } else { console.error(line) }
+                if let synced = report.sync {
+                    if synced.hasPrefix("synced:") || synced.hasPrefix("sync declined") { console.note("  \(synced)") } else { console.error("  \(synced)") }
+                }
                 if let peer, outcomes[peer]?.isDeclined == true {
                     // One reason for every asset: the list would repeat it; what to do instead.
                     console.error("  on \(report.peer), 'lfsync trust \(identity.deviceID) --auto-accept' accepts this device's pushes without asking")
@@ -349,6 +380,9 @@ extension PushCommand: LFSyncCommand {
     static let dryRun = Flag("dry-run", help: "Scan and show what would be offered; send nothing.")
     static let progress = Option<ProgressRenderer.Mode>("progress", valueName: "MODE", help: "Progress on stderr: auto (a terminal only), plain, json or none.")
     static let bandwidthLimit = BandwidthOption.limit
+    static let delete = Flag("delete", help: "Ask each peer to apply this library's deletions (moved into its versions area), as rsync --delete.")
+    static let maxDelete = Option<UInt32>("max-delete", valueName: "N", help: "Apply no deletion on a peer that would get more than N of them.",
+                                          expected: "a number of deletions from 0 to 4294967294") { UInt32($0).flatMap { $0 < .max ? $0 : nil } }
 
     static let spec = CommandSpec(
         name: "push",
@@ -361,6 +395,8 @@ extension PushCommand: LFSyncCommand {
             dryRun.spec,
             progress.spec,
             bandwidthLimit.spec,
+            delete.spec,
+            maxDelete.spec,
             LFSyncCommands.json.spec,
         ] + ExcludeOptions.specs,
         arguments: [ArgumentSpec(name: "PATH", help: "Libraries, or folders of one, to send.", isRepeating: true, completion: .directory)],

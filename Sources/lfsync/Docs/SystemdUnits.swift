@@ -56,6 +56,24 @@ enum SystemdUnits {
             "TimeoutStopSec=120",
         ])
 
+    static let sync = Unit(
+        name: "lfsync-sync.service",
+        description: "lfsync: keep ~/Pictures in sync with your other devices",
+        execStart: "\(binary) sync %h/Pictures --all",
+        comments: [
+            "One service per device that keeps ~/Pictures the same on every trusted device: it receives",
+            "(as lfsync-serve does) and sends what changes here (as lfsync-watch does), edits and renames",
+            "included. Every device trusts the others with --auto-accept; add --delete to the command",
+            "line for deletions to travel (each replaced or deleted file is kept in .lfsync/versions).",
+            "Run it instead of lfsync-serve and lfsync-watch, not beside them.",
+        ],
+        service: [
+            "UMask=0022",
+            "# On SIGTERM it finishes the push in flight, then closes its connections: give it time to.",
+            "KillSignal=SIGTERM",
+            "TimeoutStopSec=120",
+        ])
+
     static let push = Unit(
         name: "lfsync-push.service",
         description: "lfsync: send what your other devices lack, once",
@@ -77,7 +95,7 @@ enum SystemdUnits {
         ],
         timer: ["OnCalendar=*-*-* 02:30", "Persistent=true"])
 
-    static let all = [serve, watch, push]
+    static let all = [serve, watch, sync, push]
 
     /// Every unit file, by name: the services, then the timer.
     static var files: [(name: String, text: String)] {

@@ -20,13 +20,37 @@ struct DeviceConfig: Codable, Sendable {
         var autoAccept: Bool
         /// It may pull: be offered everything this device serves that it lacks.
         var allowPull: Bool
+        /// What its syncs' deletions do here (nil: `.asked`).
+        var deletions: Deletions?
 
-        init(name: String, deviceID: String, address: String?, autoAccept: Bool, allowPull: Bool) {
+        /// Whether this device applies a trusted device's deletions (PROTOCOL.md, "Syncing").
+        /// Archive semantics are the default: a device that only receives keeps every file
+        /// unless the sender asks (`push --delete`) or this device mirrors that one.
+        enum Deletions: String, Codable, Sendable, CaseIterable {
+            /// Applied when its push asks (`--delete`), else recorded and the file kept.
+            case asked
+            /// Always applied: this device mirrors that one.
+            case mirror
+            /// Never applied: recorded, and the file kept (an archive).
+            case keep
+        }
+
+        init(name: String, deviceID: String, address: String?, autoAccept: Bool, allowPull: Bool, deletions: Deletions? = nil) {
             self.name = name
             self.deviceID = deviceID
             self.address = address
             self.autoAccept = autoAccept
             self.allowPull = allowPull
+            self.deletions = deletions
+        }
+
+        /// Whether a sync from it applies deletions here, given what its request asks.
+        func appliesDeletions(asked: Bool) -> Bool {
+            switch deletions ?? .asked {
+            case .asked: asked
+            case .mirror: true
+            case .keep: false
+            }
         }
 
         init(from decoder: any Decoder) throws {
@@ -39,6 +63,7 @@ struct DeviceConfig: Codable, Sendable {
             // device pull. That was the hole; reading them as "no pull" closes it, and
             // 'lfsync trust ID --allow-pull' opens it again for the devices that should.
             allowPull = try container.decodeIfPresent(Bool.self, forKey: .allowPull) ?? false
+            deletions = try container.decodeIfPresent(Deletions.self, forKey: .deletions)
         }
 
         /// Both permissions in words, as `peers` and `status` show them — what *this* device

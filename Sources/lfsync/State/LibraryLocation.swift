@@ -18,9 +18,10 @@ struct LibraryLocation {
     }
 
     /// The indexed library at or above `path`, or nil when none is.
-    static func indexed(_ path: String, home: StateHome) throws -> LibraryLocation? {
+    /// - Parameter mayBeMissing: `path` may name a file that is gone (`versions`, `restore`).
+    static func indexed(_ path: String, home: StateHome, mayBeMissing: Bool = false) throws -> LibraryLocation? {
         let url = URL(fileURLWithPath: path).standardizedFileURL
-        guard FileManager.default.fileExists(atPath: url.path) else {
+        guard mayBeMissing || FileManager.default.fileExists(atPath: url.path) else {
             throw CommandFailure(message: "'\(path)' does not exist (an offloaded file is named by its library or a folder of it)", exitCode: .usage)
         }
         var candidate = url
@@ -39,8 +40,8 @@ struct LibraryLocation {
     /// The indexed library at or above `path`, or a usage error: a path in no library lfsync
     /// knows is never indexed as a new one by a command that only reads (`whereis /etc` would
     /// hash all of /etc).
-    static func required(_ path: String, home: StateHome) throws -> LibraryLocation {
-        guard let found = try indexed(path, home: home) else {
+    static func required(_ path: String, home: StateHome, mayBeMissing: Bool = false) throws -> LibraryLocation {
+        guard let found = try indexed(path, home: home, mayBeMissing: mayBeMissing) else {
             throw UsageError(message: "'\(path)' is not in a library lfsync knows",
                              hint: "A library is known once it was pushed, served, pulled into or scanned ('lfsync scan DIR').")
         }

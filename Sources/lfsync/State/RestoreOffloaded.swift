@@ -148,7 +148,7 @@ enum RestoreOffloaded {
 
     /// A chunk's bytes from another file of the library, as its chunk index places them
     /// (checked against the hash by the caller).
-    private static func localChunk(_ chunk: ChunkRef, in directory: LibraryDirectory, index: LibraryIndex) -> [UInt8]? {
+    static func localChunk(_ chunk: ChunkRef, in directory: LibraryDirectory, index: LibraryIndex) -> [UInt8]? {
         guard let places = try? index.chunkIndex.locations(of: chunk.hash, limit: 4) else { return nil }
         for place in places where place.length == chunk.length {
             guard let path = try? LibraryPath.validate(place.path), let file = try? directory.openFileForReading(path),

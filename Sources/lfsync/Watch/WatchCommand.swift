@@ -49,7 +49,9 @@ struct WatchCommand {
             home: home, console: console, json: arguments[LFSyncCommands.json],
             schedule: WatchSchedule(settle: .milliseconds(Int64(settle * 1000)), maxDelay: .seconds(30)),
             rescanInterval: .milliseconds(Int64(rescan * 1000)),
-            watchLimit: ProcessInfo.processInfo.environment["LFSYNC_WATCH_LIMIT"].flatMap(Int.init))
+            watchLimit: ProcessInfo.processInfo.environment["LFSYNC_WATCH_LIMIT"].flatMap(Int.init),
+            deletions: arguments[PushCommand.delete], maxDeletions: try arguments.value(PushCommand.maxDelete),
+            device: DeviceShortID.of(identity.deviceID))
         return await loop.run()
     }
 }
@@ -67,7 +69,7 @@ extension WatchCommand: LFSyncCommand {
         name: "watch",
         abstract: "Keep peers in sync continuously: send what changes as soon as it settles",
         discussion: """
-            Watches each PATH with inotify (new folders included) and pushes new and changed files to the target peers once nothing has changed for --settle seconds (never a file still being written), at most 30 s after a burst began, so an import of a thousand photos goes out as a few offers. A target that cannot be reached is dialled again with back-off (5 s doubling to 5 min, at once when it appears on DNS-SD) and then gets everything it missed. If inotify cannot watch every folder (the kernel's fs.inotify.max_user_watches) or its queue overflows, it says so once and rescans every --rescan-interval seconds instead; the scan cache makes a rescan cheap. Logs one line per push (--json: one JSON object per line). On SIGTERM or Ctrl-C it finishes the push in flight, then exits 0. Trust changes apply at once. Locking: each push takes the same lock as 'push --batch' for its duration, so a cron 'push --batch' that starts meanwhile exits 75 (try again later) and a watch push waits for a running batch push to end; the two never send at the same time. Every target must be a trusted device.
+            Watches each PATH with inotify (new folders included) and pushes new and changed files to the target peers once nothing has changed for --settle seconds (never a file still being written), at most 30 s after a burst began, so an import of a thousand photos goes out as a few offers. A target that cannot be reached is dialled again with back-off (5 s doubling to 5 min, at once when it appears on DNS-SD) and then gets everything it missed. If inotify cannot watch every folder (the kernel's fs.inotify.max_user_watches) or its queue overflows, it says so once and rescans every --rescan-interval seconds instead; the scan cache makes a rescan cheap. After each push, every target that keeps path versions syncs with the library: edits replace the files they descend from (the replaced version kept in its .lfsync/versions), renames move, and with --delete deletions travel (--max-delete N caps them). Logs one line per push and per sync that changed something (--json: one JSON object per line). On SIGTERM or Ctrl-C it finishes the push in flight, then exits 0. Trust changes apply at once. Locking: each push takes the same lock as 'push --batch' for its duration, so a cron 'push --batch' that starts meanwhile exits 75 (try again later) and a watch push waits for a running batch push to end; the two never send at the same time. Every target must be a trusted device.
             """,
         options: [
             PushCommand.to.spec,
@@ -75,6 +77,8 @@ extension WatchCommand: LFSyncCommand {
             settle.spec,
             rescanInterval.spec,
             BandwidthOption.limit.spec,
+            PushCommand.delete.spec,
+            PushCommand.maxDelete.spec,
             LFSyncCommands.json.spec,
         ] + ExcludeOptions.specs,
         arguments: [ArgumentSpec(name: "PATH", help: "Folders to watch and send.", isRepeating: true, completion: .directory)],

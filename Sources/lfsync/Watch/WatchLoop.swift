@@ -27,11 +27,19 @@ final class WatchLoop {
     private var schedule: WatchSchedule
     private let rescanInterval: Duration
     private let watchLimit: Int?
+    /// `--delete`, `--max-delete`: what the syncs after each push ask (see `PushSync`).
+    private let deletions: Bool
+    private let maxDeletions: UInt32?
+    /// This device's short ID, for the versions it records.
+    private let device: UInt64
+    /// Shared with the syncs this process applies (`lfsync sync`): a record never runs beside one.
+    private let recordGate: SerialGate?
 
     private var backoff: [DeviceID: RetryBackoff] = [:]
     private var reportedUnreachable = Set<DeviceID>()
     private var watchers: [TreeWatcher] = []
     private var fellBack = false
+    private var reportedUnmounted = Set<URL>()
     private var waitingForLockLogged = false
     private let events = AsyncStream<WatchEvent>.makeStream()
     private var timer: Task<Void, Never>?
@@ -40,8 +48,13 @@ final class WatchLoop {
     init(
         libraries: [URL], indexes: [LibraryIndex], exclusions: ScanExclusions, targets: WatchTargets, sync: LocalSync,
         ledger: SyncStateStore, home: StateHome, console: Console, json: Bool, schedule: WatchSchedule,
-        rescanInterval: Duration, watchLimit: Int?
+        rescanInterval: Duration, watchLimit: Int?, deletions: Bool = false, maxDeletions: UInt32? = nil, device: UInt64 = 0,
+        recordGate: SerialGate? = nil
     ) {
+        self.recordGate = recordGate
+        self.deletions = deletions
+        self.maxDeletions = maxDeletions
+        self.device = device
         self.libraries = libraries
         self.indexes = indexes
         self.exclusions = exclusions
@@ -213,6 +226,26 @@ final class WatchLoop {
             let deferred = start == selection.ready.count ? selection.deferred : 0
             peers = await send(slice, from: library, settled: selection.settled, to: peers, deferred: deferred)
         }
+        await syncAfterPush(library, index: index, with: peers)
+    }
+
+    /// Each target still connected that keeps path versions applies this library's history
+    /// (edits, renames, and deletions with --delete); one log line per target that changed
+    /// something or could not.
+    private func syncAfterPush(_ library: URL, index: LibraryIndex, with peers: [Peer]) async {
+        guard !peers.isEmpty else { return }
+        let pushSync = PushSync(library: library, index: index, ledger: ledger, sync: sync, device: device)
+        let results = await pushSync.requestSyncs(with: peers, deletions: deletions, maxDeletions: maxDeletions,
+                                                  manifests: PushSync.cachedManifests(index))
+        for result in results {
+            let counts = result.reply?.counts
+            let changed = (counts?.taken ?? 0) + (counts?.deleted ?? 0) + (counts?.conflicts ?? 0) + (counts?.retained ?? 0) > 0
+            guard changed || result.reply?.status != .synced else { continue }
+            log("\(library.lastPathComponent) with \(result.peer.name): \(PushSync.summary(result))")
+            var event = WatchLogEvent("sync", library: library.path, peer: result.peer.name, message: PushSync.summary(result))
+            event.stored = counts.map { Int($0.taken) }
+            emit(event)
+        }
     }
 
     /// What a pass sends from one library: every asset some target has not confirmed
@@ -227,13 +260,29 @@ final class WatchLoop {
             emit(WatchLogEvent("error", library: library.path, message: "\(error)"))
             return nil
         }
+        // The history first, from the settled files (what is still being written waits).
+        do {
+            let pushSync = PushSync(library: library, index: index, ledger: ledger, sync: sync, device: device)
+            let record: @Sendable () async -> Result<HistoryRecorder.Outcome, any Error> = {
+                do { return .success(try await pushSync.record(scan, settledOnly: true)) } catch { return .failure(error) }
+            }
+            let outcome: Result<HistoryRecorder.Outcome, any Error>
+            if let recordGate { outcome = await recordGate.run(record) } else { outcome = await record() }
+            let recorded = try outcome.get()
+            if recorded.looksUnmounted, !reportedUnmounted.contains(library) {
+                reportedUnmounted.insert(library)
+                log("\(library.path) looks unmounted or emptied (its .lfsync/library-id marker is missing, or no file is left): its missing files are not recorded as deleted")
+            }
+        } catch {
+            log("\(library.path): could not record its changes: \(error)")
+        }
         let all = scan.assets.map(\.contentID)
         var wanted = Set<ContentID>()
         for peer in peers {
             let missing = (try? await ledger.contentIDs(notSyncedWith: peer.deviceID, from: all)) ?? all
             wanted.formUnion(missing)
         }
-        guard !wanted.isEmpty else { return nil }
+        guard !wanted.isEmpty else { return ([], scan.settledStatus, 0) }
         // Never a file still being written: what changed within the settle time waits for the next pass.
         let nowNs = FileTime.now()
         let settleNs = Int64(schedule.settle.components.seconds) * 1_000_000_000 + schedule.settle.components.attoseconds / 1_000_000_000
@@ -252,7 +301,6 @@ final class WatchLoop {
         if let recheckNs {
             schedule.recheck(at: .now + .nanoseconds(max(0, recheckNs - nowNs) + 50_000_000))
         }
-        guard !ready.isEmpty else { return nil }
         return (ready, scan.settledStatus, deferred)
     }
 
@@ -260,7 +308,7 @@ final class WatchLoop {
     /// - Returns: the peers still there for the next push of the pass.
     private func send(_ assets: [Asset], from library: URL, settled: SettledFiles, to peers: [Peer], deferred: Int) async -> [Peer] {
         let started = ContinuousClock.now
-        let transfer = await sync.send(assets, from: library, settledStatus: settled, to: .peers(peers))
+        let transfer = await sync.send(assets, from: library, settledStatus: settled, to: .peers(peers), syncFollows: true)
         let summaries = await transfer.waitUntilCompleted()
         let seconds = Self.seconds(ContinuousClock.now - started)
         var remaining: [Peer] = []

@@ -197,7 +197,7 @@ import Testing
                 ("lfsync push --progress ", ["auto", "plain", "json", "none"]),
                 ("lfsync completions ", ["bash", "zsh", "fish"]),
                 ("lfsync completions bash ", []),
-                ("lfsync help s", ["scan", "serve", "status"]),
+                ("lfsync help s", ["scan", "serve", "status", "sync"]),
                 ("lfsync untrust ", ["nas", "laptop", "my phone"]),
             ]
             for (line, expected) in cases {
@@ -234,7 +234,7 @@ import Testing
             ("lfsync push --pro", ["--progress"]),
             ("lfsync push --progress=", ["auto", "plain", "json", "none"]),
             ("lfsync completions ", ["bash", "zsh", "fish"]),
-            ("lfsync help s", ["scan", "serve", "status"]),
+            ("lfsync help s", ["scan", "serve", "status", "sync"]),
             ("lfsync untrust ", ["nas", "laptop", "my phone"]),
         ]
         try await Self.withFakeLFSync(peers: ["nas", "laptop", "my phone"]) { path in

@@ -77,7 +77,8 @@ struct MigrationsTests {
         let db = try SQLiteDatabase(.memory)
         try StateSchema.migrations.apply(to: db)
         let tables = try db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name").rows { $0.text(at: 0) }
-        #expect(tables == ["chunk_file", "chunk_location", "content_file", "hash_upgrade", "ledger_run", "legacy_scan_cache", "library", "offloaded", "scan_cache", "sync_state"])
+        #expect(tables == ["chunk_file", "chunk_location", "content_file", "hash_upgrade", "history_library", "kept_version", "ledger_run",
+                           "legacy_scan_cache", "library", "offloaded", "path_history", "path_progress", "scan_cache", "sync_state"])
     }
 }
 

@@ -55,6 +55,18 @@ enum WireFixtures {
         return .init(offerID: 42, contentID: livePhoto.contentID, fileIndex: 2, chunkIndex: 0, payload: payload)
     }
 
+    /// The laptop (short ID 0x0A) and the NAS (0x0B): an edit, a deletion, a file known by its hash.
+    static var pathStates: [WireMessage.PathStateEntry] {
+        [
+            .init(seq: 42, path: "2024/DSC_0002.JPG", vector: VersionVector([(0x0A, 2), (0x0B, 1)]), changedAt: 1_765_000_000_000,
+                  changedBy: 0x0A, content: .file(photo.files[0].manifest)),
+            .init(seq: 43, path: "notes/empty.txt", vector: VersionVector([(0x0A, 3)]), changedAt: 1_765_000_001_000, changedBy: 0x0A,
+                  content: .deleted),
+            .init(seq: 44, path: "2024/IMG_0001.AAE", vector: VersionVector([(0x0B, 1)]), changedAt: 1_765_000_002_000, changedBy: 0x0B,
+                  content: .fileHash(hash("aae file"), size: 812, modificationTimeNs: 1_700_000_000_000_000_000, mode: 0o644)),
+        ]
+    }
+
     /// One or more valid messages of every type.
     static var messages: [WireMessage] {
         [
@@ -91,6 +103,24 @@ enum WireFixtures {
             .chunkReply(.init(requestID: 12, outcome: .bytes(Array(repeating: 0x33, count: 100)[...]))),
             .chunkReply(.init(requestID: 13, outcome: .notHeld)),
             .chunkReply(.init(requestID: 14, outcome: .refused)),
+            .offer(.init(offerID: 45, push: .init(pushID: 45, isLast: true, fileCount: 1, byteCount: 135_536, syncFollows: true), assets: [placed(photo)])),
+            .pathStateRequest(.init(requestID: 15, historyID: 0, since: 0)),
+            .pathStateRequest(.init(requestID: 16, historyID: 0x1234_5678_9ABC_DEF0, since: 41, maxEntries: 1)),
+            .pathStateReport(.init(requestID: 15, status: .answered, historyID: 0x1234_5678_9ABC_DEF0, through: 44, more: false, entries: pathStates)),
+            .pathStateReport(.init(requestID: 16, status: .answered, historyID: 0x1234_5678_9ABC_DEF0, through: 42, more: true,
+                                   entries: [pathStates[0]])),
+            .pathStateReport(.refused(17)),
+            .syncRequest(.init(requestID: 18)),
+            .syncRequest(.init(requestID: 19, flags: .deletions, maxDeletions: 100)),
+            .syncReply(.init(requestID: 18, status: .synced, counts: {
+                var counts = WireMessage.SyncReply.Counts()
+                counts.taken = 2
+                counts.deleted = 1
+                counts.conflicts = 1
+                counts.bytesFetched = 65_536
+                return counts
+            }())),
+            .syncReply(.init(requestID: 19, status: .declined, reason: "this device takes syncs only from devices it accepts pushes from unasked")),
             .ping(.init(nonce: 0x0102_0304_0506_0708)),
             .pong(.init(nonce: .max)),
             .error(.init(code: .unexpectedMessage, message: "Offer before the connection was accepted")),
