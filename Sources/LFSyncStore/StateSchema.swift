@@ -184,7 +184,8 @@ enum StateSchema {
                 seq           INTEGER NOT NULL,
                 PRIMARY KEY (library_id, path)
             ) WITHOUT ROWID;
-            CREATE INDEX path_history_by_seq ON path_history (library_id, seq);
+            -- No index by seq: a peer's "what changed since" reads the library's rows once
+            -- (a top-N sort), which costs less than storing every path a second time.
             -- How far this device has applied each peer's history of a library.
             CREATE TABLE path_progress (
                 library_id INTEGER NOT NULL REFERENCES history_library(id) ON DELETE CASCADE,

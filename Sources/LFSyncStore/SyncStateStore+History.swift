@@ -218,6 +218,16 @@ extension SyncStateStore {
         }
     }
 
+    /// Per library with kept versions: how many, and their bytes.
+    package func keptVersionTotals() throws(SQLiteError) -> [(library: String, count: Int, bytes: UInt64)] {
+        try database.withDatabase { db throws(SQLiteError) in
+            try db.cachedStatement("""
+                SELECT l.library, COUNT(*), SUM(k.size) FROM kept_version k JOIN history_library l ON l.id = k.library_id
+                GROUP BY l.library ORDER BY l.library
+                """).rows([]) { row in (row.text(at: 0) ?? "", Int(row.int64(at: 1)), UInt64(bitPattern: row.int64(at: 2))) }
+        }
+    }
+
     package func forgetKeptVersions(library: String, stored: [String]) throws(SQLiteError) {
         guard !stored.isEmpty else { return }
         try database.write { db throws(SQLiteError) in

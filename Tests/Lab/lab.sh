@@ -767,6 +767,68 @@ note="exit $rc: $(tr '\n' ' ' <"$WORK/key.err" | head -c 200)"
 if [ -z "$why" ]; then record wrong-key PASS "$bytes" "$note"
 else record wrong-key FAIL "$bytes" "$why $note"; dump_logs; fi
 
+# ---------------------------------------------------------------- sync: a household converges
+# a, b and c each run one `lfsync sync --all --delete` on a library of their own. b's link
+# goes down while a edits a sidecar, renames a video and deletes a note; c follows a at once,
+# b once its link is back (through a or c, whichever gets there first); then what c changes
+# reaches both. No conflict copy: every change was made by one device at a time.
+stop_serve a; stop_serve c
+lf a untrust impostor >/dev/null 2>&1
+SYNCPORT=7880
+for d in $DEVICES; do
+    for o in $DEVICES; do
+        [ "$o" = "$d" ] && continue
+        eval "id=\$ID_$o ip=\$IP_$o"
+        lf "$d" trust "$id" --name "$o" --address "$ip:$SYNCPORT" --auto-accept >/dev/null 2>&1 || exit 1
+    done
+    mkdir -p "$WORK/$d/lib-sync"
+done
+SA="$WORK/a/lib-sync" SB="$WORK/b/lib-sync" SC="$WORK/c/lib-sync"
+sample "$SA" 40000 || exit 1
+find "$SA" -type f -exec touch -d '2 hours ago' {} +
+start_sync() {
+    eval "h=\$HOLDER_$1"
+    nsenter -t "$h" -n -m -u -- env LFSYNC_HOME="$WORK/$1/home" AVAHI_COMPAT_NOWARN=1 \
+        "$LFSYNC" sync "$WORK/$1/lib-sync" --all --delete --listen "0.0.0.0:$SYNCPORT" --no-advertise --settle 0.5 \
+        >>"$WORK/$1/sync.log" 2>&1 &
+    eval "SYNC_$1=$!"
+}
+wait_same() {  # wait_same DIR1 DIR2 SECONDS
+    end=$(( $(date +%s) + $3 ))
+    while [ "$(date +%s)" -lt "$end" ]; do same "$1" "$2" >/dev/null 2>&1 && return 0; sleep 0.5; done
+    return 1
+}
+for d in $DEVICES; do start_sync "$d"; done
+why=""
+T0=$(date +%s)
+wait_same "$SA" "$SB" 120 && wait_same "$SA" "$SC" 120 || why="the first sync did not converge ($(same "$SA" "$SB"; same "$SA" "$SC"));"
+tfirst=$(( $(date +%s) - T0 ))
+ip -n "$P-b" link set lab0 down
+printf '<x:xmpmeta><rating>4</rating></x:xmpmeta>\n' >"$SA/Camera/DSC_0100.NEF.xmp"
+mv "$SA/Videos/birthday.mp4" "$SA/Videos/birthday 2024.mp4"
+rm "$SA/Documents/notes.txt"
+T0=$(date +%s)
+wait_same "$SA" "$SC" 120 || why="$why c did not follow a while b was away ($(same "$SA" "$SC"));"
+tc_follow=$(( $(date +%s) - T0 ))
+ip -n "$P-b" link set lab0 up
+T0=$(date +%s)
+wait_same "$SA" "$SB" 300 || why="$why b did not catch up after its link came back ($(same "$SA" "$SB"));"
+tb_back=$(( $(date +%s) - T0 ))
+printf 'Call the printer.\n' >"$SC/Documents/todo.txt"
+T0=$(date +%s)
+wait_same "$SC" "$SA" 120 && wait_same "$SC" "$SB" 120 || why="$why what c changed did not reach a and b;"
+tc_out=$(( $(date +%s) - T0 ))
+copies=$(find "$SA" "$SB" "$SC" -path '*/.lfsync' -prune -o -name '*(conflict *' -print | wc -l)
+[ "$copies" = 0 ] || why="$why $copies conflict copies;"
+kept=$(find "$SB/.lfsync/versions" -type f 2>/dev/null | wc -l)
+[ "$kept" -ge 2 ] || why="$why b kept $kept replaced or deleted files (want the sidecar's old version, the note and the video's old name);"
+for d in $DEVICES; do eval "pid=\$SYNC_$d"; kill -TERM "$pid" 2>/dev/null; done
+rcs=""
+for d in $DEVICES; do eval "pid=\$SYNC_$d"; wait "$pid"; rc=$?; rcs="$rcs$d:$rc "; [ $rc = 0 ] || why="$why sync on $d exit $rc;"; done
+note="converged in ${tfirst}s; c followed a's edit, rename and deletion in ${tc_follow}s; b caught up ${tb_back}s after its link came back; c's change reached a and b in ${tc_out}s; b kept $kept versions; exits $rcs"
+if [ -z "$why" ]; then record sync-household PASS "$(lib_bytes "$SA")" "$note"
+else record sync-household FAIL "$(lib_bytes "$SA")" "$why $note"; for d in $DEVICES; do echo "--- $d/sync.log"; tail -n 25 "$WORK/$d/sync.log"; done; fi
+
 
 echo
 printf '%-22s %-4s %14s  %s\n' scenario result bytes note

@@ -130,6 +130,7 @@ struct StatusCommand {
             }
         }
         try await printOffloaded(in: location.map { OffloadedFile.libraryKey($0.library) }, within: location, ledger: ledger, config: config)
+        try await printVersions(in: location.map { OffloadedFile.libraryKey($0.library) }, ledger: ledger)
         return .success
     }
 }
@@ -148,6 +149,18 @@ extension StatusCommand {
         for file in files {
             let holders = file.holders.map(config.displayName(ofDeviceID:))
             console.result("    offloaded \(PrintablePath.escape(file.path.string)), held by \(holders.joined(separator: ", "))")
+        }
+    }
+}
+
+extension StatusCommand {
+    /// The space the versions areas hold (what syncs replaced or deleted, kept 30 days).
+    private func printVersions(in library: String?, ledger: SyncStateStore) async throws {
+        let totals = try await ledger.read { store throws(SQLiteError) in try store.keptVersionTotals() }
+            .filter { library == nil || $0.library == library }
+        for total in totals {
+            console.result("versions kept in \(PrintablePath.escape(total.library))/.lfsync/versions: \(total.count) file\(total.count == 1 ? "" : "s") "
+                           + "(\(ByteCountText.format(total.bytes))), \(VersionsArea.defaultRetentionDays) days each; 'lfsync versions PATH' lists them")
         }
     }
 }

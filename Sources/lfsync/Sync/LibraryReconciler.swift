@@ -53,9 +53,10 @@ struct LibraryReconciler {
     let device: UInt64
     let retentionDays: Int
 
-    /// Reads at most this many reports of another device's history in one sync (about 4
-    /// million paths); the rest comes with the next.
-    static let maxReports = 1024
+    /// Reads at most this many reports of another device's history in one sync (half a
+    /// million paths, a bounded amount of memory whatever a peer sends); the rest comes with
+    /// the next.
+    static let maxReports = 128
 
     func run(with peer: Peer, _ options: Options) async -> Outcome {
         do {

@@ -18,7 +18,7 @@ struct PushSync {
     let sync: LocalSync
     let device: UInt64
 
-    struct Result {
+    struct Result: Sendable {
         var peer: Peer
         var reply: WireMessage.SyncReply?
         var error: String?
@@ -44,19 +44,26 @@ struct PushSync {
                 guard let directory else { return nil }
                 return RestoreOffloaded.localChunk(ChunkRef(length: length, hash: hash), in: directory, index: index)
             })
-        var flags: WireMessage.SyncRequest.Flags = []
-        if deletions { flags.insert(.deletions) }
-        var results: [Result] = []
-        for peer in peers {
-            guard await sync.keepsPathVersions(peer) else { continue }
-            do {
-                let reply = try await sync.requestSync(flags, maxDeletions: maxDeletions ?? WireMessage.SyncRequest.unlimited, with: peer, answeringFrom: source)
-                results.append(Result(peer: peer, reply: reply))
-            } catch {
-                results.append(Result(peer: peer, reply: nil, error: "\(error)"))
+        let flags: WireMessage.SyncRequest.Flags = deletions ? [.deletions] : []
+        // Every peer at once: one whose link went down holds up none of the others.
+        let sync = sync
+        return await withTaskGroup(of: Result?.self) { group in
+            for peer in peers {
+                group.addTask {
+                    guard await sync.keepsPathVersions(peer) else { return nil }
+                    do {
+                        let reply = try await sync.requestSync(flags, maxDeletions: maxDeletions ?? WireMessage.SyncRequest.unlimited, with: peer,
+                                                               answeringFrom: source)
+                        return Result(peer: peer, reply: reply)
+                    } catch {
+                        return Result(peer: peer, reply: nil, error: "\(error)")
+                    }
+                }
             }
+            var results: [Result] = []
+            for await result in group { if let result { results.append(result) } }
+            return results.sorted { $0.peer.name < $1.peer.name }
         }
-        return results
     }
 
     /// The manifests of a scan's files, by path, for `requestSyncs`.

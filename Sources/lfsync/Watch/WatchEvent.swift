@@ -31,6 +31,8 @@ struct WatchLogEvent: Encodable {
     var stored: Int?
     var failed: Int?
     var chunkBytesSent: UInt64?
+    /// A sync's chunk bytes fetched by the peer from this device (ChunkRequests).
+    var bytesFetched: UInt64?
     var seconds: Double?
     var deferred: Int?
     var directories: Int?

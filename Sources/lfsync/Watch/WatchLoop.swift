@@ -244,6 +244,7 @@ final class WatchLoop {
             log("\(library.lastPathComponent) with \(result.peer.name): \(PushSync.summary(result))")
             var event = WatchLogEvent("sync", library: library.path, peer: result.peer.name, message: PushSync.summary(result))
             event.stored = counts.map { Int($0.taken) }
+            event.bytesFetched = counts?.bytesFetched
             emit(event)
         }
     }

@@ -185,3 +185,125 @@ import Testing
         }
     }
 }
+
+/// A household of three devices, each running one `lfsync sync --all --delete`, converges:
+/// what the laptop changes reaches the desktop that was off meanwhile, through the nas; what
+/// the desktop then changes reaches both others.
+@Suite(.timeLimit(.minutes(5))) struct HouseholdSyncTests {
+    typealias Device = PushServeTests.Device
+
+    /// A running `lfsync sync`, stopped with SIGTERM.
+    final class Service {
+        let process = Process()
+        let log: URL
+        private(set) var address = ""
+
+        init(_ device: Device) async throws {
+            log = device.home.appendingPathComponent("sync.log")
+            FileManager.default.createFile(atPath: log.path, contents: nil)
+            (process.executableURL, process.arguments) = LFSyncProcess.command(
+                ["sync", device.library.path, "--all", "--delete", "--listen", "127.0.0.1:0", "--no-advertise", "--settle", "0.3"], openFileLimit: nil)
+            var environment = ProcessInfo.processInfo.environment
+            environment["LFSYNC_HOME"] = device.home.path
+            process.environment = environment
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = try FileHandle(forWritingTo: log)
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+            let deadline = Date().addingTimeInterval(60)
+            while Date() < deadline {
+                let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+                if let range = text.range(of: "listening on ") {
+                    address = String(text[range.upperBound...].prefix { $0 != " " })
+                    return
+                }
+                guard process.isRunning else { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            process.terminate()
+            throw PushServeTests.CommandError("sync did not start: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+        }
+
+        @discardableResult
+        func stop() -> String {
+            if process.isRunning {
+                process.terminate()
+                process.waitUntilExit()
+            }
+            return (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        }
+    }
+
+    /// Waits until every library holds `expected` (lfsync's own folder aside), at most `seconds`.
+    static func converge(_ devices: [Device], to expected: [String: Data], seconds: Double = 120) async throws -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if try devices.allSatisfy({ try EngineHarness.tree($0.library) == expected }) { return true }
+            try await Task.sleep(for: .milliseconds(250))
+        }
+        return false
+    }
+
+    static func differences(_ devices: [Device], _ expected: [String: Data]) -> String {
+        devices.map { device in
+            let tree = (try? EngineHarness.tree(device.library)) ?? [:]
+            let missing = Set(expected.keys).subtracting(tree.keys).sorted()
+            let extra = Set(tree.keys).subtracting(expected.keys).sorted()
+            let different = expected.keys.filter { tree[$0] != nil && tree[$0] != expected[$0] }.sorted()
+            return "\(device.name): missing \(missing), extra \(extra), different \(different)"
+        }.joined(separator: "; ")
+    }
+
+    @Test func threeDevicesConvergeThroughWhicheverIsOn() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let devices = try ["laptop", "nas", "desktop"].map { try Device($0, in: root) }
+            let (laptop, nas, desktop) = (devices[0], devices[1], devices[2])
+            for device in devices { #expect(try await device.run(["init", "--name", device.name]).status == 0) }
+            var ids: [String: String] = [:]
+            for device in devices { ids[device.name] = try await device.deviceID() }
+            for device in devices {
+                for other in devices where other.name != device.name {
+                    #expect(try await device.run(["trust", ids[other.name]!, "--name", other.name, "--auto-accept"]).status == 0)
+                }
+            }
+            try EngineHarness.writeSample(at: laptop.library, padding: 30_000)
+            #expect(try await LFSyncProcess.shell("find '\(laptop.library.path)' -type f -exec touch -d '2 hours ago' {} +") == 0)
+            // Where each runs, told to the others once it listens (trust changes apply at once).
+            func introduce(_ service: Service, as device: Device) async throws {
+                for other in devices where other.name != device.name {
+                    #expect(try await other.run(["trust", ids[device.name]!, "--name", device.name, "--address", service.address, "--auto-accept"]).status == 0)
+                }
+            }
+            let laptopService = try await Service(laptop)
+            defer { laptopService.stop() }
+            try await introduce(laptopService, as: laptop)
+            let nasService = try await Service(nas)
+            defer { nasService.stop() }
+            try await introduce(nasService, as: nas)
+
+            var expected = try EngineHarness.tree(laptop.library)
+            #expect(try await Self.converge([laptop, nas], to: expected), "\(Self.differences([laptop, nas], expected))\n\(nasService.stop())")
+
+            // The desktop is off while the laptop edits, renames and deletes.
+            let fm = FileManager.default
+            try Data("<x:xmpmeta><rating>4</rating></x:xmpmeta>\n".utf8).write(to: laptop.library.appendingPathComponent("Camera/DSC_0100.NEF.xmp"))
+            try fm.moveItem(at: laptop.library.appendingPathComponent("Videos/birthday.mp4"), to: laptop.library.appendingPathComponent("Videos/birthday 2024.mp4"))
+            try fm.removeItem(at: laptop.library.appendingPathComponent("Documents/notes.txt"))
+            expected = try EngineHarness.tree(laptop.library)
+            #expect(try await Self.converge([laptop, nas], to: expected), "\(Self.differences([laptop, nas], expected))")
+
+            // It comes back with an empty library, and gets all of it through the nas (or the laptop).
+            let desktopService = try await Service(desktop)
+            defer { desktopService.stop() }
+            try await introduce(desktopService, as: desktop)
+            #expect(try await Self.converge(devices, to: expected), "\(Self.differences(devices, expected))")
+
+            // What it changes reaches both others.
+            try Data("Buy film. Back up the NAS. Call the printer.\n".utf8).write(to: desktop.library.appendingPathComponent("Documents/todo.txt"))
+            try Data("<x:xmpmeta><rating>5</rating></x:xmpmeta>\n".utf8).write(to: desktop.library.appendingPathComponent("Camera/DSC_0100.NEF.xmp"))
+            expected = try EngineHarness.tree(desktop.library)
+            #expect(try await Self.converge(devices, to: expected), "\(Self.differences(devices, expected))")
+            #expect(!expected.keys.contains { $0.contains("(conflict ") })
+        }
+    }
+}
