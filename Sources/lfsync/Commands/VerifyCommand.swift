@@ -30,6 +30,12 @@ struct VerifyCommand {
         var unrepaired: [BitRotRepair.Unrepaired]?
         /// Damaged copies kept in `.lfsync/damaged` by earlier repairs, until --clear-damaged.
         var damagedCopies: [String]
+        /// Versions a sync kept in `.lfsync/versions`, each re-read against the hash recorded
+        /// when it was kept: how many, and those that no longer match or are gone (by where
+        /// they are kept).
+        var versionsChecked = 0
+        var damagedVersions: [String] = []
+        var missingVersions: [String] = []
     }
 
     func run() async throws -> ExitCode {
@@ -91,6 +97,7 @@ struct VerifyCommand {
             }
         }
         report.damagedCopies = BitRotRepair.keptCopies(in: library)
+        try await checkVersions(of: library, into: &report)
         for skipped in scan.skipped where !skipped.reason.contains("symbolic link") {
             report.unreadable.append(skipped)
         }
@@ -110,12 +117,32 @@ struct VerifyCommand {
             }
             for failure in report.unrepaired ?? [] { console.result("NOT REPAIRED \(PrintablePath.escape(failure.path.string)): \(failure.reason)") }
             console.note("\(report.filesChecked) files checked, \(report.corrupt.count) corrupt\(report.repaired.map { ", \($0.count) repaired" } ?? ""), \(report.modified.count) modified since the last scan")
+            for stored in report.damagedVersions { console.result("DAMAGED VERSION .lfsync/versions/\(PrintablePath.escape(stored)) (its bytes no longer match those kept)") }
+            for stored in report.missingVersions { console.result("MISSING VERSION .lfsync/versions/\(PrintablePath.escape(stored))") }
+            if report.versionsChecked > 0 { console.note("\(report.versionsChecked) kept version\(report.versionsChecked == 1 ? "" : "s") checked in .lfsync/versions") }
             if !report.damagedCopies.isEmpty {
                 console.note("\(report.damagedCopies.count) damaged cop\(report.damagedCopies.count == 1 ? "y" : "ies") kept in \(library.path)/.lfsync/damaged ('lfsync verify --clear-damaged' removes them)")
             }
         }
         let healed = Set((report.repaired ?? []).map(\.path))
-        return report.corrupt.allSatisfy(healed.contains) && report.unreadable.isEmpty ? .success : .partial
+        return report.corrupt.allSatisfy(healed.contains) && report.unreadable.isEmpty && report.damagedVersions.isEmpty ? .success : .partial
+    }
+
+    /// Re-reads every version kept in the library's versions area against its recorded hash.
+    private func checkVersions(of library: URL, into report: inout Report) async throws {
+        let key = OffloadedFile.libraryKey(library)
+        let kept = try await home.ledger().read { store throws(SQLiteError) in try store.keptVersions(library: key) }
+        let area = VersionsArea(library: library)
+        for version in kept {
+            report.versionsChecked += 1
+            let url = area.url(ofStored: version.stored)
+            guard FileManager.default.fileExists(atPath: url.path) else {
+                report.missingVersions.append(version.stored)
+                continue
+            }
+            let manifest = try? FileDigester().manifest(absolutePath: url.path, relativePath: version.path.string)
+            if manifest?.fileHash != version.fileHash { report.damagedVersions.append(version.stored) }
+        }
     }
 
     /// Connects to the device named with --from, or every trusted one, and heals `damage`.
@@ -181,7 +208,7 @@ extension VerifyCommand: LFSyncCommand {
     static let spec = CommandSpec(
         name: "verify",
         abstract: "Re-hash a library and report corrupted files",
-        discussion: "Reads every file again and compares it with the hashes recorded when it was last scanned. A file whose content changed while nothing the file system records did (same inode, size, modification time and change time) is reported as corrupt: bit rot, which the file system was never told of (exit 1). Any other difference is an edit, reported as modified: an edit moves the change time even when a tool puts the modification time back. With --repair, each corrupt file is healed from another device: only its chunks whose hashes no longer match are fetched, from a trusted device that allows this device to pull and answers the live holding check \"held and verified\" for its asset (or the one given with --from); each chunk is checked against its recorded hash, and the repaired file takes the damaged one's place in one exchange, only if the file is still the one checked; the damaged bytes are kept in PATH/.lfsync/damaged until --clear-damaged. A modified file is never repaired; exit 0 only when every corrupt file was repaired.",
+        discussion: "Reads every file again and compares it with the hashes recorded when it was last scanned. A file whose content changed while nothing the file system records did (same inode, size, modification time and change time) is reported as corrupt: bit rot, which the file system was never told of (exit 1). Any other difference is an edit, reported as modified: an edit moves the change time even when a tool puts the modification time back. With --repair, each corrupt file is healed from another device: only its chunks whose hashes no longer match are fetched, from a trusted device that allows this device to pull and answers the live holding check \"held and verified\" for its asset (or the one given with --from); each chunk is checked against its recorded hash, and the repaired file takes the damaged one's place in one exchange, only if the file is still the one checked; the damaged bytes are kept in PATH/.lfsync/damaged until --clear-damaged. A modified file is never repaired. The versions a sync kept in PATH/.lfsync/versions are re-read too, each against the hash it was kept with: one that no longer matches is reported as a DAMAGED VERSION, one gone as a MISSING VERSION. Exit 0 only when every corrupt file was repaired and no kept version is damaged.",
         options: [repair.spec, from.spec, clearDamaged.spec, LFSyncCommands.json.spec, library.spec],
         arguments: [LibraryArgument.argument("The library to verify (default: the library the current directory is in).")],
         examples: ["lfsync verify ~/Pictures", "lfsync verify ~/Pictures --repair", "lfsync verify ~/Pictures --repair --from nas"]

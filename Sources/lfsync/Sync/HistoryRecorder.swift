@@ -34,6 +34,9 @@ struct HistoryRecorder {
         var changed: Int
         /// Missing files not recorded as deleted because the library looks unmounted or emptied.
         var looksUnmounted: Bool
+        /// Changes left for a later record (still being written, or changed again since the
+        /// scan looked): whoever records must come back for them, or they are never recorded.
+        var leftForLater = 0
     }
 
     /// The marker's library-relative path.
@@ -46,8 +49,11 @@ struct HistoryRecorder {
     ///     devices have the same file), not as a new version of this device's.
     /// - Parameter settledOnly: leave out files changed within the scanner's settling time
     ///   (still being written, perhaps): what a watcher does. An explicit push records them.
+    /// - Parameter stillChanging: a file it says yes to is left for a later record (`watch`:
+    ///   changed within its `--settle` time); asked only of files that changed.
     func record(_ scan: LibraryScan, within: RelativePath? = nil, adopting: [RelativePath: PathVersion] = [:],
-                settledOnly: Bool = true, now: Date = Date()) async throws -> Outcome {
+                settledOnly: Bool = true, stillChanging: @Sendable (RelativePath) -> Bool = { _ in false },
+                now: Date = Date()) async throws -> Outcome {
         let key = key
         let (stored, offloaded) = try await ledger.read { store throws(SQLiteError) in
             (try store.pathHistory(library: key), Set(try store.offloaded(inLibrary: key).map(\.path)))
@@ -71,7 +77,10 @@ struct HistoryRecorder {
         let skipped = Set(scan.skipped.map(\.path))
         let excluded = scan.excluded
         let position = try await ledger.read { store throws(SQLiteError) in try store.historyPosition(library: key) }
-        let expectsFiles = history.values.contains { $0.expectedOnDisk != nil }
+        // What this history said before this record (not what it adopts now: an adopted file
+        // is on the disk by definition, and a library whose history was empty until now has
+        // had no marker to lose).
+        let expectsFiles = stored.values.contains { $0.expectedOnDisk != nil }
         let marker = Self.readMarker(in: library)
         let looksUnmounted = expectsFiles && (scanned.isEmpty && unsettled.isEmpty || position.map { marker != $0.historyID } ?? false)
         func leftOut(_ path: RelativePath) -> Bool {
@@ -89,8 +98,10 @@ struct HistoryRecorder {
         }
         // What the scan saw must still be so: a file another process (a serve applying a
         // sync, an editor) changed since the scan looked is left for the next record.
+        let found = changes.count
         changes = changes.filter { path, row in
             if row.version.isDeleted { return Self.status(of: path, in: library) == nil }
+            if stillChanging(path) { return false }
             guard let now = Self.status(of: path, in: library) else { return false }
             guard let seen = scan.settledStatus[path] else {
                 // Hashed while it was still changing: at least the size and time it was hashed at.
@@ -99,12 +110,14 @@ struct HistoryRecorder {
             return now.inode == seen.inode && now.size == seen.size && now.modificationTimeNs == seen.modificationTimeNs
                 && now.changeTimeNs == seen.changeTimeNs
         }
+        let leftForLater = found - changes.count + unsettled.filter { manifests[$0]?.fileHash != history[$0]?.version.fileHash }.count
         changes.merge(adopted) { _, new in new }
         let rows = changes
         let written = try await ledger.write { store throws(SQLiteError) in try store.recordPathHistory(library: key, rows) }
         history.merge(changes) { _, new in new }
         if marker != written.historyID, !looksUnmounted { Self.writeMarker(written.historyID, in: library) }
-        return Outcome(history: history, position: written, changed: changes.count - adopted.count, looksUnmounted: looksUnmounted)
+        return Outcome(history: history, position: written, changed: changes.count - adopted.count, looksUnmounted: looksUnmounted,
+                       leftForLater: leftForLater)
     }
 
     /// Whether `path` is `folder` or below it.

@@ -36,6 +36,8 @@ final class WatchLoop {
     private let recordGate: SerialGate?
 
     private var backoff: [DeviceID: RetryBackoff] = [:]
+    /// When to ask again after a sync that did not apply everything.
+    private var syncRetry = RetryBackoff()
     private var reportedUnreachable = Set<DeviceID>()
     private var watchers: [TreeWatcher] = []
     private var fellBack = false
@@ -237,6 +239,13 @@ final class WatchLoop {
         let pushSync = PushSync(library: library, index: index, ledger: ledger, sync: sync, device: device)
         let results = await pushSync.requestSyncs(with: peers, deletions: deletions, maxDeletions: maxDeletions,
                                                   manifests: PushSync.cachedManifests(index))
+        // A sync that left changes for later (a file being written there, a link lost) is
+        // asked again after a back-off (5 s doubling to 5 min; a declined one is not); nothing else would ask until the next change here.
+        if results.contains(where: { $0.reply.map { $0.status == .partial || $0.status == .failed } ?? true }) {
+            schedule.recheck(at: .now + syncRetry.failed(at: .now))
+        } else {
+            syncRetry.succeeded()
+        }
         for result in results {
             let counts = result.reply?.counts
             let changed = (counts?.taken ?? 0) + (counts?.deleted ?? 0) + (counts?.conflicts ?? 0) + (counts?.retained ?? 0) > 0
@@ -261,15 +270,24 @@ final class WatchLoop {
             emit(WatchLogEvent("error", library: library.path, message: "\(error)"))
             return nil
         }
-        // The history first, from the settled files (what is still being written waits).
+        // The history first, of the files that settled (what changed within --settle waits
+        // for the next pass, as its push does).
         do {
             let pushSync = PushSync(library: library, index: index, ledger: ledger, sync: sync, device: device)
+            let root = library.path
+            let settleNs = Int64(schedule.settle.components.seconds) * 1_000_000_000 + schedule.settle.components.attoseconds / 1_000_000_000
+            let stillChanging: @Sendable (RelativePath) -> Bool = { path in
+                Self.lastChangeNs(root + "/" + path.string) > FileTime.now() - settleNs
+            }
             let record: @Sendable () async -> Result<HistoryRecorder.Outcome, any Error> = {
-                do { return .success(try await pushSync.record(scan, settledOnly: true)) } catch { return .failure(error) }
+                do { return .success(try await pushSync.record(scan, settledOnly: false, stillChanging: stillChanging)) } catch { return .failure(error) }
             }
             let outcome: Result<HistoryRecorder.Outcome, any Error>
             if let recordGate { outcome = await recordGate.run(record) } else { outcome = await record() }
             let recorded = try outcome.get()
+            // What the record left for later (a file still being written) needs a pass of its
+            // own: its content may already be on every peer, so no push would bring one.
+            if recorded.leftForLater > 0 { schedule.recheck(at: .now + schedule.settle + .milliseconds(50)) }
             if recorded.looksUnmounted, !reportedUnmounted.contains(library) {
                 reportedUnmounted.insert(library)
                 log("\(library.path) looks unmounted or emptied (its .lfsync/library-id marker is missing, or no file is left): its missing files are not recorded as deleted")

@@ -148,6 +148,36 @@ import Glibc
         }
     }
 
+    /// An edit made under `watch` updates the other device's file (issue 44): a sidecar edited
+    /// twice within seconds, the same size each time, replaces nas's copy in place, the old
+    /// versions kept in nas's versions area, no conflict copy. Two bugs made it fail: the
+    /// history left out a file changed within the scanner's settling time and no later pass
+    /// came for it; and a `serve` library that started empty took its first file's adoption
+    /// for a history without its marker, answering every sync "looks unmounted".
+    @Test func anEditUnderWatchUpdatesTheOtherDevicesFile() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let (laptop, nas, server, watcher) = try await Self.watching(root)
+            defer { _ = watcher.stop(); _ = server.stop() }
+            let sidecar = laptop.library.appendingPathComponent("IMG_0001.xmp")
+            let onNas = nas.library.appendingPathComponent("IMG_0001.xmp")
+            for rating in 1...3 {
+                let text = Data("<x:xmpmeta><rating>\(rating)</rating></x:xmpmeta>\n".utf8)
+                try text.write(to: sidecar)
+                do {
+                    try await Self.eventually("rating \(rating) on nas") { Self.contents(onNas) == text }
+                } catch {
+                    Issue.record("\(error)\nwatch: \(watcher.all().map { "\($0.event) \($0.message ?? "")" })\n\(watcher.stop())\nserve: \(server.stop())")
+                    return
+                }
+            }
+            let names = try PushServeTests.tree(nas.library).keys.sorted()
+            #expect(names == ["IMG_0001.xmp"], "nas holds \(names)")
+            let kept = try FileManager.default.subpathsOfDirectory(atPath: nas.library.appendingPathComponent(".lfsync/versions").path)
+                .filter { $0.hasSuffix("IMG_0001.xmp") }
+            #expect(kept.count == 2, "versions kept on nas: \(kept)")
+        }
+    }
+
     /// The scan cache's rule: a file that is still being written is never sent. A writer
     /// appends every 200 ms for 4 s; with `--settle 2` nothing of it may reach nas until
     /// it has been left alone, and then all of it does. The writer is a thread of its own,
