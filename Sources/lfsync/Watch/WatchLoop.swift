@@ -118,10 +118,18 @@ final class WatchLoop {
                 timerDeadline = nil
             case let .config(config):
                 let before = Set(targets.targets.map(\.deviceID))
+                let addresses = Dictionary(targets.targets.map { ($0.deviceID, $0.address) }) { first, _ in first }
                 try? targets.update(config)
                 let after = Set(targets.targets.map(\.deviceID))
                 if before != after {
                     log("targets now \(targets.targets.map(\.label).joined(separator: ", "))")
+                    schedule.requestPass(at: .now)
+                }
+                // A device given a new address ('lfsync trust ID --address') is dialled at
+                // once, from the first back-off: what failed was the old address.
+                for target in targets.targets where before.contains(target.deviceID) && addresses[target.deviceID] != target.address {
+                    guard backoff[target.deviceID] != nil, await !isConnected(target.deviceID) else { continue }
+                    backoff[target.deviceID] = RetryBackoff()
                     schedule.requestPass(at: .now)
                 }
             case let .appeared(id):

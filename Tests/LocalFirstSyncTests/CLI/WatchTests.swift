@@ -275,6 +275,33 @@ import Glibc
         }
     }
 
+    /// `lfsync trust nas --address NEW` while watch backs off from nas's old address: the new
+    /// address is dialled at once, not when the back-off (10 s by then) runs out — a household
+    /// brought up one device at a time waited minutes for the doubling back-offs.
+    @Test func aNewAddressForAnUnreachableTargetIsDialledAtOnce() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let (laptop, nas) = try await PushServeTests.pair(root)
+            // Nothing listens at the old address: refused at once, every time.
+            let old = try await Server(nas)
+            let oldAddress = old.address
+            _ = old.stop()
+            #expect(try await laptop.run(["trust", nas.deviceID(), "--name", "nas", "--address", oldAddress]).status == 0)
+            try Data("the photo".utf8).write(to: laptop.library.appendingPathComponent("IMG_0001.JPG"))
+            let watcher = try Watcher(laptop, paths: [laptop.library], to: "nas")
+            defer { _ = watcher.stop() }
+            try await watcher.waitUntil("nas reported unreachable", seconds: 30) { $0.contains { $0.event == "unreachable" } }
+            // Past the second attempt (5 s): the back-off is 10 s now.
+            try await Task.sleep(for: .seconds(6))
+            let server = try await Server(nas)
+            defer { _ = server.stop() }
+            let changed = ContinuousClock.now
+            #expect(try await laptop.run(["trust", nas.deviceID(), "--name", "nas", "--address", server.address]).status == 0)
+            try await Self.eventually("the photo on nas", seconds: 30) { Self.contents(nas.library.appendingPathComponent("IMG_0001.JPG")) != nil }
+            let waited = ContinuousClock.now - changed
+            #expect(waited < .seconds(6), "the photo arrived \(waited) after the new address")
+        }
+    }
+
     /// Two targets, one of them off when a photo arrives: the photo goes to nas at once, and
     /// desktop — started a while later — is dialled again by the back-off and gets it,
     /// without another file changing (issue: it was never dialled again).
