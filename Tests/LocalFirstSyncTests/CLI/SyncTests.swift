@@ -145,6 +145,12 @@ import Testing
             let kept = try JSONDecoder().decode([Kept].self, from: Data(listed.stdout.utf8))
             #expect(Set(kept.map(\.path)) == [video, notes])
             #expect(kept.allSatisfy { $0.reason == "deleted" })
+            // whereis knows them: deleted here, kept in the versions area.
+            struct Place: Decodable { var path: String; var here: String; var keptVersions: Int }
+            let whereis = try await pair.nas.run(["whereis", pair.nas.library.appendingPathComponent("Documents").path, "--json"])
+            #expect(whereis.status == 0, "\(whereis.stderr)")
+            let places = try JSONDecoder().decode([Place].self, from: Data(whereis.stdout.utf8))
+            #expect(places.first { $0.path == notes }.map { $0.here == "deleted" && $0.keptVersions == 1 } == true, "\(whereis.stdout)")
 
             // And a deleted file comes back with restore, then travels as a new version.
             let restore = try await pair.nas.run(["restore", pair.nas.library.appendingPathComponent(notes).path])
