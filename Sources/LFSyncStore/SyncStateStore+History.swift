@@ -129,18 +129,22 @@ extension SyncStateStore {
 
     /// Writes `rows` (a path's row replaced), each at the next change counter of the library
     /// (in path order), in one transaction; the library's history is made on its first row.
+    /// - Parameter only: write just these paths' rows (a caller holding every row of the
+    ///   history need not copy the few it changed).
     /// - Returns: the history's position after the write.
     @discardableResult
-    package func recordPathHistory(library: String, _ rows: [RelativePath: PathHistoryRow]) throws(SQLiteError) -> HistoryPosition {
+    package func recordPathHistory(library: String, _ rows: [RelativePath: PathHistoryRow], only: [RelativePath]? = nil) throws(SQLiteError) -> HistoryPosition {
         try database.write { db throws(SQLiteError) in
             let position = try Self.historyLibrary(library, in: db)
             var seq = position.seq
-            guard !rows.isEmpty else { return HistoryPosition(historyID: position.historyID, seq: seq) }
+            let paths = only?.sorted() ?? rows.keys.sorted()
+            guard !paths.isEmpty else { return HistoryPosition(historyID: position.historyID, seq: seq) }
             let insert = try db.cachedStatement("""
                 INSERT OR REPLACE INTO path_history (library_id, path, file_hash, vector, changed_at_ms, changed_by, retained_hash, seq)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """)
-            for (path, row) in rows.sorted(by: { $0.key < $1.key }) {
+            for path in paths {
+                guard let row = rows[path] else { continue }
                 seq += 1
                 let version = row.version
                 try insert.execute([
