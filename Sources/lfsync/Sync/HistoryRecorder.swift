@@ -15,9 +15,10 @@ import LFSyncSystem
 ///
 /// **An emptied or unmounted library propagates no deletion** (Syncthing's folder marker):
 /// the library keeps `.lfsync/library-id` with its history's ID. When the history says
-/// files should be there and the marker is missing or names another history — a disk not
-/// mounted, leaving its empty mount point — or the scan found no file at all, the missing
-/// files are not recorded as deleted, and `looksUnmounted` says so.
+/// files should be there and the scan found no file at all, or the marker is missing or
+/// names another history while most of those files are missing too — a disk not mounted,
+/// leaving its empty mount point, or another disk in its place — the missing files are not
+/// recorded as deleted, and `looksUnmounted` says so.
 struct HistoryRecorder {
     let library: URL
     let ledger: SyncStateStore
@@ -88,7 +89,13 @@ struct HistoryRecorder {
         let excluded = scan.excluded
         let position = try await ledger.read { store throws(SQLiteError) in try store.historyPosition(library: key) }
         let marker = Self.readMarker(in: library)
-        let looksUnmounted = expectsFiles && (scanned.isEmpty && unsettled.isEmpty || position.map { marker != $0.historyID } ?? false)
+        // A marker that is missing or names another history counts only while most of the
+        // files the history expects are missing too: a library restored or copied onto a new
+        // disk (its marker left behind) and then filled again by a push is a library again.
+        let expected = history.values.lazy.filter { $0.expectedOnDisk != nil }.count
+        let present = history.lazy.filter { $0.value.expectedOnDisk != nil && (scanned[$0.key] != nil || unsettled.contains($0.key)) }.count
+        let markerLost = position.map { marker != $0.historyID } ?? false
+        let looksUnmounted = expectsFiles && (scanned.isEmpty && unsettled.isEmpty || markerLost && present * 2 < expected)
         func leftOut(_ path: RelativePath) -> Bool {
             if looksUnmounted || offloaded.contains(path) || skipped.contains(path) || unsettled.contains(path) { return true }
             if let within, !Self.isInside(path, within) { return true }
