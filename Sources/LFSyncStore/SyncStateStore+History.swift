@@ -129,22 +129,18 @@ extension SyncStateStore {
 
     /// Writes `rows` (a path's row replaced), each at the next change counter of the library
     /// (in path order), in one transaction; the library's history is made on its first row.
-    /// - Parameter only: write just these paths' rows (a caller holding every row of the
-    ///   history need not copy the few it changed).
     /// - Returns: the history's position after the write.
     @discardableResult
-    package func recordPathHistory(library: String, _ rows: [RelativePath: PathHistoryRow], only: [RelativePath]? = nil) throws(SQLiteError) -> HistoryPosition {
+    package func recordPathHistory(library: String, _ rows: [RelativePath: PathHistoryRow]) throws(SQLiteError) -> HistoryPosition {
         try database.write { db throws(SQLiteError) in
             let position = try Self.historyLibrary(library, in: db)
             var seq = position.seq
-            let paths = only?.sorted() ?? rows.keys.sorted()
-            guard !paths.isEmpty else { return HistoryPosition(historyID: position.historyID, seq: seq) }
+            guard !rows.isEmpty else { return HistoryPosition(historyID: position.historyID, seq: seq) }
             let insert = try db.cachedStatement("""
                 INSERT OR REPLACE INTO path_history (library_id, path, file_hash, vector, changed_at_ms, changed_by, retained_hash, seq)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """)
-            for path in paths {
-                guard let row = rows[path] else { continue }
+            for (path, row) in rows.sorted(by: { $0.key < $1.key }) {
                 seq += 1
                 let version = row.version
                 try insert.execute([
@@ -261,19 +257,17 @@ extension SyncStateStore {
 
     /// Columns path, file_hash, vector, changed_at_ms, changed_by, retained_hash, seq.
     private static func historyEntry(_ row: SQLiteRow) -> PathHistoryEntry? {
-        // Straight from the memory SQLite lends (a library's whole history is read per push).
-        guard let path = row.text(at: 0),
-              let vector = row.withUnsafeBlob(at: 2, { $0.flatMap { VersionVector(encoded: $0) } }) else { return nil }
+        guard let path = row.text(at: 0), let vector = row.blob(at: 2).flatMap(VersionVector.init(encoded:)) else { return nil }
         let content: PathVersion.Content
         if row.isNull(at: 1) {
             content = .deleted
         } else {
-            guard let hash = row.withUnsafeBlob(at: 1, { $0.flatMap { Hash256(bytes: $0) } }) else { return nil }
+            guard let hash = row.blob(at: 1).flatMap(Hash256.init(bytes:)) else { return nil }
             content = .file(hash)
         }
         var retained: Hash256?
         if !row.isNull(at: 5) {
-            guard let hash = row.withUnsafeBlob(at: 5, { $0.flatMap { Hash256(bytes: $0) } }) else { return nil }
+            guard let hash = row.blob(at: 5).flatMap(Hash256.init(bytes:)) else { return nil }
             retained = hash
         }
         let version = PathVersion(content: content, vector: vector, changedAt: row.int64(at: 3),

@@ -652,12 +652,7 @@ public actor LocalSync {
             trackedPaths: { [receiveLibrary] paths in
                 guard let library = receiveLibrary else { return [] }
                 let key = OffloadedFile.libraryKey(library.url)
-                // Paths whose last version here is a deletion: a stale sender's file there would
-                // be a resurrection, so the sync decides. (A path whose file vanished without a
-                // record, by hand or with a disk swapped, gets the file back, as a push always
-                // did; where anything stands, the importer leaves it to the sync anyway.)
-                let rows = (try? await store.read { store throws(SQLiteError) in try store.pathHistory(library: key, paths: paths) }) ?? [:]
-                return Set(rows.filter { $0.value.expectedOnDisk == nil }.keys)
+                return Set(((try? await store.read { store throws(SQLiteError) in try store.pathHistory(library: key, paths: paths) }) ?? [:]).keys)
             },
             logger: configuration.log)
     }

@@ -15,10 +15,9 @@ import LFSyncSystem
 ///
 /// **An emptied or unmounted library propagates no deletion** (Syncthing's folder marker):
 /// the library keeps `.lfsync/library-id` with its history's ID. When the history says
-/// files should be there and the scan found no file at all, or the marker is missing or
-/// names another history while most of those files are missing too — a disk not mounted,
-/// leaving its empty mount point, or another disk in its place — the missing files are not
-/// recorded as deleted, and `looksUnmounted` says so.
+/// files should be there and the marker is missing or names another history — a disk not
+/// mounted, leaving its empty mount point — or the scan found no file at all, the missing
+/// files are not recorded as deleted, and `looksUnmounted` says so.
 struct HistoryRecorder {
     let library: URL
     let ledger: SyncStateStore
@@ -28,7 +27,7 @@ struct HistoryRecorder {
     var key: String { OffloadedFile.libraryKey(library) }
 
     struct Outcome {
-        /// Every row of the history after the write (empty unless asked for: `returningHistory`).
+        /// Every row of the history after the write.
         var history: [RelativePath: PathHistoryRow]
         var position: HistoryPosition
         /// Paths given a new version by this scan.
@@ -54,48 +53,36 @@ struct HistoryRecorder {
     ///   changed within its `--settle` time); asked only of files that changed.
     func record(_ scan: LibraryScan, within: RelativePath? = nil, adopting: [RelativePath: PathVersion] = [:],
                 settledOnly: Bool = true, stillChanging: @Sendable (RelativePath) -> Bool = { _ in false },
-                returningHistory: Bool = false, now: Date = Date()) async throws -> Outcome {
+                now: Date = Date()) async throws -> Outcome {
         let key = key
-        // One copy of each thing per path (a library of 200,000 files makes each of these
-        // dictionaries tens of megabytes): the history read is the one updated in place, the
-        // scan is looked up by path only for the paths that changed.
-        var (history, offloaded) = try await ledger.read { store throws(SQLiteError) in
+        let (stored, offloaded) = try await ledger.read { store throws(SQLiteError) in
             (try store.pathHistory(library: key), Set(try store.offloaded(inLibrary: key).map(\.path)))
         }
-        // What this history said before this record (not what it adopts now: an adopted file
-        // is on the disk by definition, and a library whose history was empty until now has
-        // had no marker to lose).
-        let expectsFiles = history.values.contains { $0.expectedOnDisk != nil }
+        var history = stored
         var scanned: [RelativePath: Hash256] = [:]
+        var manifests: [RelativePath: FileManifest] = [:]
         var unsettled = Set<RelativePath>()
-        var leftUnsettled = 0
         for asset in scan.assets {
             for file in asset.files {
                 let path = file.manifest.path
-                if settledOnly, scan.settledStatus[path] == nil {
-                    unsettled.insert(path)
-                    if file.manifest.fileHash != history[path]?.version.fileHash { leftUnsettled += 1 }
-                } else {
-                    scanned[path] = file.manifest.fileHash
-                }
+                manifests[path] = file.manifest
+                if settledOnly, scan.settledStatus[path] == nil { unsettled.insert(path) } else { scanned[path] = file.manifest.fileHash }
             }
         }
-        var adopted: [RelativePath] = []
+        var adopted: [RelativePath: PathHistoryRow] = [:]
         for (path, version) in adopting where history[path] == nil && version.fileHash != nil && scanned[path] == version.fileHash {
-            adopted.append(path)
-            history[path] = PathHistoryRow(version: version)
+            adopted[path] = PathHistoryRow(version: version)
+            history[path] = adopted[path]
         }
         let skipped = Set(scan.skipped.map(\.path))
         let excluded = scan.excluded
         let position = try await ledger.read { store throws(SQLiteError) in try store.historyPosition(library: key) }
+        // What this history said before this record (not what it adopts now: an adopted file
+        // is on the disk by definition, and a library whose history was empty until now has
+        // had no marker to lose).
+        let expectsFiles = stored.values.contains { $0.expectedOnDisk != nil }
         let marker = Self.readMarker(in: library)
-        // A marker that is missing or names another history counts only while most of the
-        // files the history expects are missing too: a library restored or copied onto a new
-        // disk (its marker left behind) and then filled again by a push is a library again.
-        let expected = history.values.lazy.filter { $0.expectedOnDisk != nil }.count
-        let present = history.lazy.filter { $0.value.expectedOnDisk != nil && (scanned[$0.key] != nil || unsettled.contains($0.key)) }.count
-        let markerLost = position.map { marker != $0.historyID } ?? false
-        let looksUnmounted = expectsFiles && (scanned.isEmpty && unsettled.isEmpty || markerLost && present * 2 < expected)
+        let looksUnmounted = expectsFiles && (scanned.isEmpty && unsettled.isEmpty || position.map { marker != $0.historyID } ?? false)
         func leftOut(_ path: RelativePath) -> Bool {
             if looksUnmounted || offloaded.contains(path) || skipped.contains(path) || unsettled.contains(path) { return true }
             if let within, !Self.isInside(path, within) { return true }
@@ -103,44 +90,33 @@ struct HistoryRecorder {
         }
         var changes = LocalChanges.changes(
             history: history, scanned: scanned, device: device, now: Int64((now.timeIntervalSince1970 * 1000).rounded()), leftOut: leftOut)
-        scanned = [:]
-        if !returningHistory, adopted.isEmpty { history = [:] }
-        // One pass over the scan for the paths that changed: a file's version is dated by its
-        // modification time (when the person saved it), so that of two concurrent edits the
-        // later one keeps the path whenever either was noticed; and what the scan saw must
-        // still be so — a file another process (a serve applying a sync, an editor) changed
-        // since the scan looked is left for the next record.
-        var stale: [RelativePath] = []
-        if !changes.isEmpty {
-            for asset in scan.assets {
-                for file in asset.files {
-                    let path = file.manifest.path
-                    guard let row = changes[path], !row.version.isDeleted else { continue }
-                    if stillChanging(path) { stale.append(path); continue }
-                    guard let now = Self.status(of: path, in: library) else { stale.append(path); continue }
-                    let unchanged = if let seen = scan.settledStatus[path] {
-                        now.inode == seen.inode && now.size == seen.size && now.modificationTimeNs == seen.modificationTimeNs
-                            && now.changeTimeNs == seen.changeTimeNs
-                    } else {
-                        // Hashed while it was still changing: at least the size and time it was hashed at.
-                        now.size == file.manifest.size && now.modificationTimeNs == file.manifest.modificationTimeNs
-                    }
-                    if unchanged { changes[path]?.version.changedAt = file.manifest.modificationTimeNs / 1_000_000 } else { stale.append(path) }
-                }
+        // A file's version is dated by its modification time (when the person saved it), so
+        // that of two concurrent edits the later one keeps the path whenever either was noticed.
+        for (path, row) in changes where !row.version.isDeleted {
+            if let manifest = manifests[path] { changes[path]?.version.changedAt = manifest.modificationTimeNs / 1_000_000 }
+            _ = row
+        }
+        // What the scan saw must still be so: a file another process (a serve applying a
+        // sync, an editor) changed since the scan looked is left for the next record.
+        let found = changes.count
+        changes = changes.filter { path, row in
+            if row.version.isDeleted { return Self.status(of: path, in: library) == nil }
+            if stillChanging(path) { return false }
+            guard let now = Self.status(of: path, in: library) else { return false }
+            guard let seen = scan.settledStatus[path] else {
+                // Hashed while it was still changing: at least the size and time it was hashed at.
+                return manifests[path].map { now.size == $0.size && now.modificationTimeNs == $0.modificationTimeNs } ?? false
             }
-            // A deletion stands only while nothing has the name.
-            for (path, row) in changes where row.version.isDeleted && Self.status(of: path, in: library) != nil { stale.append(path) }
+            return now.inode == seen.inode && now.size == seen.size && now.modificationTimeNs == seen.modificationTimeNs
+                && now.changeTimeNs == seen.changeTimeNs
         }
-        for path in stale { changes[path] = nil }
-        let leftForLater = stale.count + leftUnsettled
-        if returningHistory { for (path, row) in changes { history[path] = row } }
-        let (changed, newlyAdopted, rows) = (changes, adopted, history)
-        let written = try await ledger.write { store throws(SQLiteError) in
-            if !newlyAdopted.isEmpty { try store.recordPathHistory(library: key, rows, only: newlyAdopted) }
-            return try store.recordPathHistory(library: key, changed)
-        }
+        let leftForLater = found - changes.count + unsettled.filter { manifests[$0]?.fileHash != history[$0]?.version.fileHash }.count
+        changes.merge(adopted) { _, new in new }
+        let rows = changes
+        let written = try await ledger.write { store throws(SQLiteError) in try store.recordPathHistory(library: key, rows) }
+        history.merge(changes) { _, new in new }
         if marker != written.historyID, !looksUnmounted { Self.writeMarker(written.historyID, in: library) }
-        return Outcome(history: history, position: written, changed: changes.count, looksUnmounted: looksUnmounted,
+        return Outcome(history: history, position: written, changed: changes.count - adopted.count, looksUnmounted: looksUnmounted,
                        leftForLater: leftForLater)
     }
 

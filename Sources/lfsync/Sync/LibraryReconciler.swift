@@ -73,102 +73,64 @@ struct LibraryReconciler {
     private struct OnDisk {
         var hash: Hash256
         var manifest: FileManifest
-        /// lfsync put the file there in this run: nothing more is done to it here.
-        var placedHere = false
-
-        /// The status the scan checked it at — its settled status, or, for a file hashed
-        /// moments after it changed, the one it shows now if that is still the size and time
-        /// hashed; nil when it changed since, or was placed by this run. Asked only of the
-        /// files a sync acts on (one `lstat` each), not of every file of the library.
-        func checkedStatus(settled: SettledFiles, in library: URL) -> FileStatus? {
-            if placedHere { return nil }
-            return settled[manifest.path] ?? HistoryRecorder.status(of: manifest.path, in: library).flatMap {
-                $0.size == manifest.size && $0.modificationTimeNs == manifest.modificationTimeNs ? $0 : nil
-            }
-        }
+        /// nil once lfsync put the file there in this run (nothing more is done to it here).
+        var status: FileStatus?
     }
 
     private func apply(from peer: Peer, _ options: Options) async throws -> Outcome {
         let key = OffloadedFile.libraryKey(library)
         var outcome = Outcome()
 
-        // 1. What they changed since we last applied their history: the first report, and
-        // nothing more when it is empty (the library is not even scanned).
+        // 1. What they changed since we last applied their history.
         let progress = try await ledger.read { store throws(SQLiteError) in try store.pathProgress(library: key, peer: peer.ledgerKey) }
-        let keptDeletions = options.deletions ? try await ledger.read { store throws(SQLiteError) in try store.hasRetainedDeletions(library: key) } : false
-        var report = try await sync.pathStates(from: peer, after: progress)
-        if report.entries.isEmpty, !report.more, !keptDeletions {
-            let through = HistoryPosition(historyID: report.historyID, seq: report.through)
-            if through != progress { try await ledger.write { store throws(SQLiteError) in try store.recordPathProgress(library: key, peer: peer.ledgerKey, through) } }
-            return outcome
-        }
-
-        // 2. The library as it is now, and the history this device had.
-        let scan = try await LibraryScanner(root: library, cache: index.scanCache, chunkIndex: index.chunkIndex, exclusions: exclusions).scan()
-        var files: [RelativePath: OnDisk] = [:]
-        for asset in scan.assets {
-            for file in asset.files {
-                files[file.manifest.path] = OnDisk(hash: file.manifest.fileHash, manifest: file.manifest)
-            }
-        }
-        var known = try await ledger.read { store throws(SQLiteError) in try store.pathHistory(library: key) }
-
-        // 3. Their changes, report by report. What is already so here is not kept past its
-        // report (after a first push of 200,000 files, that is all of them): the same version,
-        // or a file the push's offers placed whose content this history does not know yet —
-        // adopted as theirs, not recorded as a new version of this device's.
         var theirs: [RelativePath: WireMessage.PathStateEntry] = [:]
-        var adoptable: [RelativePath: PathVersion] = [:]
         var position = progress
         var reports = 0
-        var capped = false
         while true {
+            let report = try await sync.pathStates(from: peer, after: position)
             // Another history than the one we read before: it was answered from its start.
-            if let position, position.historyID != report.historyID { theirs = [:]; adoptable = [:] }
-            for entry in report.entries {
-                let path = entry.path
-                if let row = known[path], row.version == entry.version {
-                    theirs[path] = nil
-                    adoptable[path] = nil
-                } else if known[path] == nil, let hash = entry.version.fileHash, files[path]?.hash == hash {
-                    theirs[path] = nil
-                    adoptable[path] = entry.version
-                } else {
-                    theirs[path] = entry
-                    adoptable[path] = nil
-                }
-            }
+            if let position, position.historyID != report.historyID { theirs = [:] }
+            for entry in report.entries { theirs[entry.path] = entry }
             position = HistoryPosition(historyID: report.historyID, seq: report.through)
             reports += 1
-            if !report.more { break }
-            if reports >= Self.maxReports { capped = true; break }
-            report = try await sync.pathStates(from: peer, after: position)
+            if !report.more || reports >= Self.maxReports { break }
         }
-        known = [:]
         guard let through = position else { return outcome }
-        if theirs.isEmpty, adoptable.isEmpty, !keptDeletions {
-            // All of it already so here.
+        // Nothing new from them, and no kept deletion to apply: the library is not even scanned.
+        let keptDeletions = options.deletions ? try await ledger.read { store throws(SQLiteError) in try store.hasRetainedDeletions(library: key) } : false
+        if theirs.isEmpty, !keptDeletions {
             if through != progress { try await ledger.write { store throws(SQLiteError) in try store.recordPathProgress(library: key, peer: peer.ledgerKey, through) } }
             return outcome
         }
 
-        // 4. Our own history, up to the disk as it is now. Files changed moments ago count too
-        // (most often: what this push's offers just placed): each is acted on only if it is
-        // still the file that was hashed.
-        adoptable.merge(theirs.lazy.map { ($0.key, $0.value.version) }) { _, new in new }
+        // 2. Our own history, up to the disk as it is now.
+        let scan = try await LibraryScanner(root: library, cache: index.scanCache, chunkIndex: index.chunkIndex, exclusions: exclusions).scan()
+        // Files changed moments ago count too (most often: what this push's offers just
+        // placed): each is acted on only if it is still the file that was hashed.
         let recorded = try await HistoryRecorder(library: library, ledger: ledger, device: device)
-            .record(scan, adopting: adoptable, settledOnly: false, returningHistory: true)
-        adoptable = [:]
+            .record(scan, adopting: theirs.mapValues(\.version), settledOnly: false)
         if recorded.looksUnmounted {
             outcome.status = .failed
             outcome.reason = "the library \(library.path) looks unmounted or emptied (its .lfsync/library-id marker is missing, or no file is left): nothing was applied"
             return outcome
         }
         var history = recorded.history
+        var files: [RelativePath: OnDisk] = [:]
+        var byHash: [Hash256: FileManifest] = [:]
+        for asset in scan.assets {
+            for file in asset.files {
+                let manifest = file.manifest
+                let status = scan.settledStatus[manifest.path] ?? HistoryRecorder.status(of: manifest.path, in: library).flatMap {
+                    $0.size == manifest.size && $0.modificationTimeNs == manifest.modificationTimeNs ? $0 : nil
+                }
+                files[manifest.path] = OnDisk(hash: manifest.fileHash, manifest: manifest, status: status)
+                byHash[manifest.fileHash] = manifest
+            }
+        }
         let offloaded = Set(try await ledger.read { store throws(SQLiteError) in try store.offloaded(inLibrary: key) }.map(\.path))
         let rules = (try? exclusions.effectiveRules(forLibraryAt: library.path)) ?? IgnoreRules()
 
-        // 5. One plan per path, in the order they made the changes.
+        // 3. One plan per path, in the order they made the changes.
         let now = Int64((Date().timeIntervalSince1970 * 1000).rounded())
         var plans: [(entry: WireMessage.PathStateEntry, path: LibraryPath, plan: PathSync.Plan)] = []
         var skipped: [String] = []
@@ -195,18 +157,12 @@ struct LibraryReconciler {
             for item in deletions { deferred[item.entry.seq] = "\(deletions.count + keptHere.count) deletions, over the limit of \(options.maxDeletions) (--max-delete)" }
         }
 
-        // 6. Every file to put somewhere, built in staging first — from this library's own
+        // 4. Every file to put somewhere, built in staging first — from this library's own
         // chunks before any file leaves its path (a rename is then a local copy), the rest
         // asked of them.
         let directory = try LibraryDirectory(path: library.path)
         let staging = try StagingArea(library: directory)
         var wanted: [(seq: UInt64, manifest: FileManifest)] = []
-        // This library's files by content, for what they sent no chunk list of (built only then).
-        lazy var byHash: [Hash256: FileManifest] = {
-            var byHash: [Hash256: FileManifest] = [:]
-            for asset in scan.assets { for file in asset.files { byHash[file.manifest.fileHash] = file.manifest } }
-            return byHash
-        }()
         for item in plans where deferred[item.entry.seq] == nil {
             guard let (target, hash) = Self.fileToPut(item.plan, path: item.entry.path) else { continue }
             if files[target]?.hash == hash { continue }
@@ -246,7 +202,7 @@ struct LibraryReconciler {
             try staging.syncFileSystem()
         }
 
-        // 7. The acts, each on the checked file.
+        // 5. The acts, each on the checked file.
         let versions = VersionsArea(library: library)
         let stamp = VersionsArea.stamp()
         var rows: [RelativePath: PathHistoryRow] = [:]
@@ -260,7 +216,7 @@ struct LibraryReconciler {
             let result: String?
             let file = staged.removeValue(forKey: seq)
             do {
-                result = try act(item.plan, at: path, staged: file, files: &files, settled: scan.settledStatus,
+                result = try act(item.plan, at: path, staged: file, files: &files,
                                  directory: directory, versions: versions, stamp: stamp, peerName: options.peerName, kept: &keptVersions)
             } catch {
                 result = "\(error)"
@@ -284,8 +240,7 @@ struct LibraryReconciler {
             }
         }
         for (path, row) in keptHere.sorted(by: { $0.key < $1.key }) where !overLimit {
-            guard let libraryPath = try? LibraryPath.validate(path), let current = files[path],
-                  let status = current.checkedStatus(settled: scan.settledStatus, in: library) else { continue }
+            guard let libraryPath = try? LibraryPath.validate(path), let current = files[path], let status = current.status else { continue }
             let place = try versions.place(for: libraryPath, stamp: stamp, in: directory)
             guard try directory.moveAside(CheckedFile(path: libraryPath, status: status), to: place.keep) == nil else { continue }
             keptVersions.append(KeptVersion(stored: place.stored, path: path, fileHash: current.hash, size: current.manifest.size,
@@ -297,7 +252,7 @@ struct LibraryReconciler {
         for file in staged.values { try? file.discard() }
         try? staging.syncFileSystem()
 
-        // 8. The ledger: rows of what was applied, what went to the versions area, and how far
+        // 6. The ledger: rows of what was applied, what went to the versions area, and how far
         // their history is applied — up to the first change left for later.
         let applied: HistoryPosition
         if let first = deferred.keys.min() {
@@ -318,11 +273,6 @@ struct LibraryReconciler {
             try store.recordPathProgress(library: key, peer: peer.ledgerKey, applied)
         }
         if !skipped.isEmpty, outcome.reason == nil { outcome.reason = "skipped \(skipped.count): \(skipped[0])" }
-        if capped, outcome.status == .synced {
-            // The rest of a long history on the next sync (the asker retries a partial one).
-            outcome.status = .partial
-            outcome.reason = "applied the first \(Self.maxReports) reports of a longer history; the rest on the next sync"
-        }
         await versions.prune(olderThan: retentionDays, ledger: ledger)
         if !outcome.changedPaths.isEmpty { sync.holdingsChanged() }
         return outcome
@@ -330,14 +280,12 @@ struct LibraryReconciler {
 
     /// Carries out one plan on the disk; nil when done, else why it is left for later.
     private func act(
-        _ plan: PathSync.Plan, at path: LibraryPath, staged: StagedFile?, files: inout [RelativePath: OnDisk], settled: SettledFiles,
+        _ plan: PathSync.Plan, at path: LibraryPath, staged: StagedFile?, files: inout [RelativePath: OnDisk],
         directory: LibraryDirectory, versions: VersionsArea, stamp: String, peerName: String, kept: inout [KeptVersion]
     ) throws -> String? {
         let relative = path.relativePath
         /// The file as the scan checked it (nil: still being written then, or put here by this run).
-        func checked(_ path: LibraryPath) -> CheckedFile? {
-            files[path.relativePath]?.checkedStatus(settled: settled, in: library).map { CheckedFile(path: path, status: $0) }
-        }
+        func checked(_ path: LibraryPath) -> CheckedFile? { files[path.relativePath]?.status.map { CheckedFile(path: path, status: $0) } }
         switch plan.action {
         case .keep, .adopt, .retain:
             return nil
@@ -354,7 +302,7 @@ struct LibraryReconciler {
             } else {
                 guard try staged.place(at: path, syncing: false) == .renamed else { return "a file appeared at its name meanwhile" }
             }
-            files[relative] = OnDisk(hash: hash, manifest: files[relative]?.manifest ?? FileManifest(path: relative, contents: []), placedHere: true)
+            files[relative] = OnDisk(hash: hash, manifest: files[relative]?.manifest ?? FileManifest(path: relative, contents: []), status: nil)
             return nil
         case let .delete(version):
             _ = version
@@ -376,7 +324,7 @@ struct LibraryReconciler {
                 if files[copy] != nil { return "its conflict name is taken" }
                 let parent = try directory.openDirectory(copyPath.parentComponents, create: true).directory
                 if let change = try staged.replace(check, keepingReplacedAt: (parent, copyPath.name)) { return "changed here meanwhile (\(change))" }
-                files[copy] = files[relative].map { OnDisk(hash: $0.hash, manifest: $0.manifest, placedHere: true) }
+                files[copy] = files[relative].map { OnDisk(hash: $0.hash, manifest: $0.manifest, status: nil) }
                 files[relative] = nil
             } else {
                 // Ours stays; theirs goes beside it.
@@ -384,7 +332,7 @@ struct LibraryReconciler {
                 if files[copy]?.hash == hash { return nil }
                 guard let staged else { return "its file was not built" }
                 guard try staged.place(at: copyPath, syncing: false) == .renamed else { return "its conflict name is taken" }
-                files[copy] = OnDisk(hash: hash, manifest: FileManifest(path: copy, contents: []), placedHere: true)
+                files[copy] = OnDisk(hash: hash, manifest: FileManifest(path: copy, contents: []), status: nil)
             }
             return nil
         }
