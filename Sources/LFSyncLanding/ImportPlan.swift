@@ -11,6 +11,9 @@ package struct ImportPlan {
     /// chunks still missing after whatever was found locally (empty: complete
     /// already).
     package var missing: [Hash256: ChunkBitmap] = [:]
+    /// Assets left out because the disk has no room for them, and why: the
+    /// rest of the offer fits and is taken. Nothing above is kept for them.
+    package var refused: [ContentID: ReceiveError] = [:]
 
     package init() {}
 }

@@ -78,6 +78,8 @@ package final class IncomingFile {
     private var isNew = false
     private var present: ChunkBitmap
     private var isFinished = false
+    /// Bytes promised in the staging area's `promisedSpace` and not written yet.
+    private var promised: UInt64 = 0
 
     /// Read from a one-chunk file's bytes as they were written.
     package private(set) var embeddedIdentifier = EmbeddedIdentifier.unknown
@@ -112,6 +114,7 @@ package final class IncomingFile {
         // the staging clean-up leaves staged names alone: if this transfer never finished it
         // (a failed write, a dropped offer), nobody else ever will.
         if let name = directStagedName, !isFinished { unlinkat(staging.directory.rawValue, name, 0) }
+        staging.promisedSpace.release(promised)
         staging.partialLocks.release(manifest.fileHash)
     }
 
@@ -135,6 +138,19 @@ package final class IncomingFile {
             }
         }
         return file
+    }
+
+    /// Sets aside, in the staging area's free-space count, the bytes this file
+    /// still lacks: its offer was accepted, and later plans must not count on
+    /// room these chunks will take. Given back as they are written, the rest
+    /// when the object goes. Once only.
+    package func promiseMissingBytes() {
+        lock.withLock { _ in
+            guard promised == 0, !isFinished else { return }
+            let present = present.indices.reduce(UInt64(0)) { $0 + UInt64(manifest.chunks[$1].length) }
+            promised = manifest.size - min(manifest.size, present)
+            staging.promisedSpace.promise(promised)
+        }
     }
 
     /// Files at least this large start writing back as their chunks arrive.
@@ -449,6 +465,11 @@ package final class IncomingFile {
             _ = lfsync_start_writeback(file.rawValue, Int64(offsets[index]), Int64(bytes.count))
         }
         present.insert(index)
+        if promised > 0 {
+            let written = min(promised, UInt64(bytes.count))
+            promised -= written
+            staging.promisedSpace.release(written)
+        }
         if manifest.chunks.count == 1 {
             // Sniffed first: most small files (sidecars, documents) are no container worth copying to parse.
             let format = MediaContainerFormat.sniff(Array(bytes.prefix(MediaContainerFormat.sniffLength)))

@@ -66,20 +66,31 @@ package final class LibraryImporter: Sendable {
     /// 1. look: which placement files are in place, which chunks partials left
     ///    by earlier transfers already hold (nothing is created);
     /// 2. the space check, over every copy the offer would add, leaving the
-    ///    policy's reserve free — after the staging clean-up, which never
-    ///    touches the partials this plan has just adopted (its `IncomingFile`s
-    ///    hold them);
+    ///    policy's reserve free and not counting on room promised to offers
+    ///    accepted before — after the staging clean-up, which never touches
+    ///    the partials this plan has just adopted (its `IncomingFile`s hold
+    ///    them). When the whole offer does not fit, its assets are taken in
+    ///    offer order while they fit and the others are `refused`, as a full
+    ///    disk under rsync still receives the files that fit (`ImportPlan.refused`);
     /// 3. copy the chunks found elsewhere in the library into new partials —
     ///    removed again if this step fails.
     /// - Parameter tracked: for a push a sync follows (PROTOCOL.md, "Syncing"), the offered
     ///   paths this library's history knows: those, and paths where anything stands, are
     ///   left to the sync (counted as in place: nothing is sent or placed for them), which
     ///   tells an edit from a conflict and a deleted file from a new one. Nil for a plain push.
+    /// - Throws: `.insufficientSpace` when not even the first asset that needs room fits.
     package func prepare(_ assets: [PlacedAsset], known: Set<Hash256>, leavingToSync tracked: Set<RelativePath>? = nil) throws(ReceiveError) -> PreparedOffer {
+        try prepare(assets, known: known, leavingToSync: tracked, measuring: directory.space)
+    }
+
+    /// `prepare` with the file system's room measured by `measure` (tests: a disk of any size).
+    package func prepare(
+        _ assets: [PlacedAsset], known: Set<Hash256>, leavingToSync tracked: Set<RelativePath>?,
+        measuring measure: () throws(ReceiveError) -> LibraryDirectory.Space
+    ) throws(ReceiveError) -> PreparedOffer {
         var prepared = PreparedOffer()
         var newContents: [(hash: Hash256, manifest: FileManifest)] = []
         var seen = Set<Hash256>()
-        var bytesToAdd: UInt64 = 0
         var inPlace = inPlace(assets, leavingToSync: tracked).makeIterator()
         for asset in assets {
             var rows: [[Bool]] = []
@@ -89,7 +100,6 @@ package final class LibraryImporter: Sendable {
                     let here = inPlace.next() ?? false
                     row.append(here)
                     guard !here else { continue }
-                    bytesToAdd += file.manifest.size
                     let hash = file.manifest.fileHash
                     if !known.contains(hash), seen.insert(hash).inserted { newContents.append((hash, file.manifest)) }
                 }
@@ -98,12 +108,16 @@ package final class LibraryImporter: Sendable {
             prepared.plan.inPlace[asset.contentID] = rows
         }
         for (hash, manifest) in newContents {
-            let file = try IncomingFile.prepare(in: staging, manifest: manifest)
-            prepared.files[hash] = file
-            let present = file.presentChunks.indices.reduce(UInt64(0)) { $0 + UInt64(manifest.chunks[$1].length) }
-            bytesToAdd -= min(bytesToAdd, present)
+            prepared.files[hash] = try IncomingFile.prepare(in: staging, manifest: manifest)
         }
-        try staging.makeRoom(for: bytesToAdd, now: now())
+        let costs = Self.costs(of: assets, inPlace: prepared.plan.inPlace, files: prepared.files, counting: [])
+        let bytesToAdd = costs.reduce(UInt64(0), +)
+        let room = try staging.room(toFit: bytesToAdd, now: now(), measuring: measure)
+        if bytesToAdd > 0, bytesToAdd > room.usable {
+            try leaveOut(assets, thatDoNotFit: room, from: &prepared)
+            newContents.removeAll { prepared.files[$0.hash] == nil }
+        }
+        for file in prepared.files.values { file.promiseMissingBytes() }
         // Where the library already has the chunks still missing: one read of the index for the offer.
         let lacking = newContents.flatMap { hash, manifest in
             manifest.chunks.indices.filter { prepared.files[hash]?.presentChunks.contains($0) == false }.map { manifest.chunks[$0].hash }
@@ -123,6 +137,59 @@ package final class LibraryImporter: Sendable {
             throw error
         }
         return prepared
+    }
+
+    /// What each asset adds on disk: every placement file not in place, less the
+    /// chunks a partial of its content already holds — counted once per content,
+    /// for the first asset (in offer order) that brings it, and not for contents
+    /// `counted` already.
+    private static func costs(
+        of assets: [PlacedAsset], inPlace: [ContentID: [[Bool]]], files: [Hash256: IncomingFile], counting counted: Set<Hash256>
+    ) -> [UInt64] {
+        var counted = counted
+        return assets.map { asset in
+            let rows = inPlace[asset.contentID]
+            var cost: UInt64 = 0
+            for (placementIndex, placement) in asset.placements.enumerated() {
+                for (fileIndex, file) in placement.files.enumerated() where rows?[safe: placementIndex]?[safe: fileIndex] != true {
+                    cost += file.manifest.size
+                    let hash = file.manifest.fileHash
+                    guard let incoming = files[hash], counted.insert(hash).inserted else { continue }
+                    let present = incoming.presentChunks.indices.reduce(UInt64(0)) { $0 + UInt64(file.manifest.chunks[$1].length) }
+                    cost -= min(cost, present)
+                }
+            }
+            return cost
+        }
+    }
+
+    /// Takes the offer's assets in order while they fit in `room` and refuses
+    /// the others; their contents' `IncomingFile`s are let go unless a taken
+    /// asset shares them. A partial they adopted stays for a later push.
+    /// - Throws: the whole offer's refusal when no asset that needs room fits.
+    private func leaveOut(_ assets: [PlacedAsset], thatDoNotFit room: StagingArea.Room, from prepared: inout PreparedOffer) throws(ReceiveError) {
+        var left = room.usable
+        var counted = Set<Hash256>()
+        var taken = 0
+        var total: UInt64 = 0
+        for asset in assets {
+            let cost = Self.costs(of: [asset], inPlace: prepared.plan.inPlace, files: prepared.files, counting: counted)[0]
+            total += cost
+            if cost <= left {
+                left -= cost
+                if cost > 0 { taken += 1 }
+                counted.formUnion(asset.placements.flatMap { $0.files.map(\.manifest.fileHash) })
+            } else {
+                // Said with the room left once the assets taken before it are counted.
+                var remaining = room
+                remaining.available -= min(remaining.available, room.usable - left)
+                prepared.plan.refused[asset.contentID] = remaining.refusal(needing: cost)
+            }
+        }
+        guard taken > 0 else { throw room.refusal(needing: total) }
+        let kept = Set(assets.filter { prepared.plan.refused[$0.contentID] == nil }.flatMap { $0.placements.flatMap { $0.files.map(\.manifest.fileHash) } })
+        prepared.files = prepared.files.filter { kept.contains($0.key) }
+        for contentID in prepared.plan.refused.keys { prepared.plan.inPlace[contentID] = nil }
     }
 
     /// For every placement file of `assets`, in order: whether the library already

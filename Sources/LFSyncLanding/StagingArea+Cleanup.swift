@@ -74,6 +74,22 @@ extension StagingArea {
         return removal
     }
 
+    /// The room a plan may use, once the policy's reserve is left free and
+    /// the bytes promised to accepted transfers (`promisedSpace`) are set aside.
+    package struct Room: Equatable, Sendable {
+        /// Free on the file system, less what is promised.
+        package var available: UInt64
+        /// Kept free for everything else (`StagingPolicy.reserve`).
+        package var reserve: UInt64
+
+        /// Bytes a plan may add.
+        package var usable: UInt64 { available > reserve ? available - reserve : 0 }
+
+        package func refusal(needing bytes: UInt64) -> ReceiveError {
+            .insufficientSpace(needed: bytes, available: available, reserved: reserve)
+        }
+    }
+
     /// Checks that a plan adding `bytes` leaves the policy's reserve free,
     /// after the clean-up — which, when the plan would not fit otherwise,
     /// also removes unheld partials (least recently touched first) if that
@@ -88,17 +104,26 @@ extension StagingArea {
     package func makeRoom(
         for bytes: UInt64, now: Int64, measuring measure: () throws(ReceiveError) -> LibraryDirectory.Space
     ) throws(ReceiveError) {
+        let room = try room(toFit: bytes, now: now, measuring: measure)
+        guard bytes == 0 || bytes <= room.usable else { throw room.refusal(needing: bytes) }
+    }
+
+    /// The room for new bytes after the clean-up, which removes unheld partials
+    /// (least recently touched first) when that lets `bytes` fit.
+    package func room(
+        toFit bytes: UInt64, now: Int64, measuring measure: () throws(ReceiveError) -> LibraryDirectory.Space
+    ) throws(ReceiveError) -> Room {
         var space = try measure()
         let reserve = StagingPolicy.reserve(fileSystemBytes: space.total)
+        let promised = promisedSpace.total
         let (sum, overflow) = bytes.addingReportingOverflow(reserve)
-        let needed = bytes == 0 ? 0 : overflow ? .max : sum
+        let (needed, overflowAgain) = (overflow ? .max : sum).addingReportingOverflow(promised)
+        let wanted = bytes == 0 ? 0 : overflowAgain ? .max : needed
         let removal = try removeUnusedPartials(
             now: now, keepingAtMost: StagingPolicy.unheldPartialLimit(fileSystemBytes: space.total),
-            freeing: needed > space.available ? needed - space.available : 0)
+            freeing: wanted > space.available ? wanted - space.available : 0)
         if removal.files > 0 { space = try measure() }
-        guard needed <= space.available else {
-            throw .insufficientSpace(needed: bytes, available: space.available, reserved: reserve)
-        }
+        return Room(available: space.available - min(space.available, promisedSpace.total), reserve: reserve)
     }
 
     /// The partials in the directory that no live transfer holds, with their

@@ -55,6 +55,8 @@ package final class StagingArea: Sendable {
     package let directory: OwnedDescriptor
     /// The lock of each content some live `IncomingFile` is receiving here.
     let partialLocks = PartialLocks()
+    /// What accepted transfers still have to write here: room already given away.
+    package let promisedSpace = PromisedSpace()
     private let tokenSeed = UInt64.random(in: 0 ... .max)
     private let tokensUsed = Atomic<UInt64>(0)
 

@@ -394,7 +394,7 @@ struct IncomingOffers {
             return plan.missing.keys.sorted().filter { contents[$0] == nil }.map { .discard($0) } + nextPlan()
         }
         // The importer is asked about every content not known here; a gap would be our own bug.
-        for asset in assets {
+        for asset in assets where plan.refused[asset.contentID] == nil {
             let inPlace = plan.inPlace[asset.contentID]
             for (placementIndex, placement) in asset.placements.enumerated() {
                 for (fileIndex, file) in placement.files.enumerated()
@@ -407,6 +407,15 @@ struct IncomingOffers {
         }
         var (actions, newlyComplete) = accept(offerID, plan)
         guard let pushID = offers[offerID]?.pushID else { return actions + nextPlan() }
+        // Assets the disk has no room for fail now, each with its Receipt; the rest is taken.
+        let refused = assets.filter { plan.refused[$0.contentID] != nil }
+        if !refused.isEmpty {
+            actions.append(.log("took \(assets.count - refused.count) of the \(assets.count) assets of offer \(offerID); no room for the others"))
+            for asset in refused {
+                let reason = plan.refused[asset.contentID]?.description ?? "not enough free space"
+                actions += fail(AssetKey(offerID: offerID, contentID: asset.contentID), reason: reason)
+            }
+        }
 
         // Assets with nothing to wait for land (or are confirmed) at once; receipts of those
         // already in place leave together, as one message batch and one ledger commit.
@@ -444,6 +453,11 @@ struct IncomingOffers {
         var neededBytes: UInt64 = 0
         for asset in offer.assets {
             let key = AssetKey(offerID: offerID, contentID: asset.contentID)
+            guard plan.refused[asset.contentID] == nil else {
+                // Accepted, so that it is owed a Receipt: a failed one, at once (`planned`).
+                open.pending[asset.contentID] = PendingAsset(needs: [], stage: .waiting(for: []))
+                continue
+            }
             let inPlace = plan.inPlace[asset.contentID]
             var needs: [[Hash256?]] = []
             var waitingFor = Set<Hash256>()
@@ -851,11 +865,5 @@ struct IncomingOffers {
         landing = [:]
         planWait = nil
         return actions
-    }
-}
-
-extension Array {
-    subscript(safe index: Int) -> Element? {
-        indices.contains(index) ? self[index] : nil
     }
 }

@@ -127,6 +127,7 @@ struct PushCommand {
         var contentCount = 0, totalBytes: UInt64 = 0, skippedCount = 0, excludedCount = 0, unreadable = 0
         var perPeer: [Peer: PeerReport] = [:]
         var outcomes: [Peer: PeerOutcome] = [:]
+        var failedPaths: [String: String] = [:]
         let renderer = ProgressRenderer(mode: progressMode, console: console)
         for selection in selections where stopped.withLock({ $0 }) == nil {
             let (path, url) = (selection.path, selection.library)
@@ -157,6 +158,11 @@ struct PushCommand {
                 outcomes[summary.peer] = PeerOutcome.worse(outcomes[summary.peer], outcome)
             }
             let scan = try await push.scanned()
+            // A failed asset is named by its path: a content ID means nothing to the person reading.
+            let failed = Set(perPeer.values.flatMap(\.failures.keys))
+            for asset in scan.assets where failed.contains(asset.contentID.hex) {
+                if let first = asset.files.first { failedPaths[asset.contentID.hex] = "\(url.path)/\(first.manifest.path)" }
+            }
             if syncing, stopped.withLock({ $0 }) == nil {
                 let connected = destinations.filter { notConnected[$0.deviceID] == nil && outcomes[$0]?.isFailed != true && outcomes[$0]?.isDeclined != true }
                 let pushSync = PushSync(library: url, index: index, ledger: ledger, sync: sync, device: DeviceShortID.of(identity.deviceID))
@@ -232,7 +238,7 @@ struct PushCommand {
                     continue
                 }
                 for (id, reason) in report.failures.sorted(by: { $0.key < $1.key }).prefix(console.verbosity == .verbose ? .max : 5) {
-                    console.error("  \(id.prefix(12)): \(reason)")
+                    console.error("  \(failedPaths[id].map { PrintablePath.escape($0) } ?? String(id.prefix(12))): \(reason)")
                 }
             }
         }

@@ -168,6 +168,60 @@ import Glibc
         #expect(full.description.hasPrefix("the receiving disk is full"), "\(full)")
     }
 
+    /// Item 8: a receiver whose disk has room for part of a push takes that part: the files
+    /// that fit land whole, each one that does not is named with the reason in words, the
+    /// run exits 1, and once the disk has grown the next push brings the rest.
+    @Test(.enabled(if: LoopDisk.missing == nil, "a small real disk needs a loop-mounted ext4: \(LoopDisk.missing ?? "")"))
+    func aFullReceiverTakesTheFilesThatFit() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let disk = try await LoopDisk("nas", in: root, megabytes: 40)
+            defer { disk.detach() }
+            let laptop = try Device("laptop", in: root)
+            let nas = Device("nas", home: root.appendingPathComponent("nas-state"), library: disk.mount.appendingPathComponent("Photos"))
+            try FileManager.default.createDirectory(at: nas.library, withIntermediateDirectories: true)
+            #expect(try await laptop.run(["init", "--name", "laptop"]).status == 0)
+            #expect(try await nas.run(["init", "--name", "nas"]).status == 0)
+            #expect(try await nas.run(["trust", laptop.deviceID(), "--name", "laptop", "--auto-accept"]).status == 0)
+            let server = try await Server(nas)
+            defer { _ = server.stop() }
+            #expect(try await laptop.run(["trust", nas.deviceID(), "--name", "nas", "--address", server.address]).status == 0)
+            // Eight photos of 2 MiB on a disk with room for about half of them: the rest of
+            // it is taken by something else of the nas's.
+            var space = statvfs()
+            try #require(statvfs(disk.mount.path, &space) == 0)
+            let free = Int(space.f_bavail) * Int(space.f_frsize)
+            try #require(free > 20 << 20, "the test disk has \(free) bytes free")
+            let filler = disk.mount.appendingPathComponent("other-things.bin")
+            try TestSupport.write([UInt8](repeating: 1, count: free - (9 << 20)), to: filler)
+            var photos: [String: [UInt8]] = [:]
+            for index in 1...8 {
+                var generator = SplitMix64(seed: UInt64(index))
+                let name = "DCIM/IMG_000\(index).JPG"
+                photos[name] = generator.bytes(2 << 20)
+                try TestSupport.write(photos[name] ?? [], to: laptop.library.appendingPathComponent(name))
+            }
+            let first = try await laptop.run(["push", laptop.library.path, "--to", "nas"])
+            #expect(first.status == 1, "\(first.stderr)")
+            #expect(first.stderr.contains("not enough free space: needs 2.1 MB"), "sizes in words, per file: \(first.stderr)")
+            #expect(first.stderr.contains("IMG_000"), "the files not taken are named: \(first.stderr)")
+            let landed = photos.keys.filter { FileManager.default.fileExists(atPath: nas.library.appendingPathComponent($0).path) }
+            #expect(landed.count >= 2 && landed.count < 8, "\(landed.count) of 8 landed: \(first.stderr)")
+            for name in landed {
+                #expect(try Array(Data(contentsOf: nas.library.appendingPathComponent(name))) == photos[name], "\(name) landed changed")
+            }
+            let log = (try? String(contentsOf: server.log, encoding: .utf8)) ?? ""
+            #expect(!log.contains("refused offer"), "the whole offer was refused: \(log)")
+
+            // Room is made on the nas: the next push brings the rest.
+            try FileManager.default.removeItem(at: filler)
+            let second = try await laptop.run(["push", laptop.library.path, "--to", "nas"])
+            #expect(second.status == 0, "\(second.stderr)")
+            for (name, bytes) in photos {
+                #expect((try? Array(Data(contentsOf: nas.library.appendingPathComponent(name)))) == bytes, "\(name) is not on the nas whole")
+            }
+        }
+    }
+
     /// A nightly run reports a skipped file once, not every night; a file that could not be
     /// read makes the run exit 1 (as rsync's 23), a symbolic link does not.
     @Test(.enabled(if: geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), "needs root and setpriv to run lfsync as another user"))

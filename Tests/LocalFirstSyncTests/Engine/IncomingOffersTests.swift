@@ -383,6 +383,39 @@ import Testing
         #expect(state.isIdle)
     }
 
+    /// Issue 47: a receiver with room for part of an offer takes that part. The offer is
+    /// accepted, the asset that does not fit is asked for nothing and gets a failed
+    /// Receipt saying why — after the reply — and the asset that fits lands as usual.
+    @Test func anAssetWithoutRoomFailsAloneAndTheRestOfTheOfferIsTaken() throws {
+        var state = IncomingOffers()
+        let small = WireFixtures.placed(Self.asset((.primary, "small.jpg", Array("fits".utf8))))
+        let large = WireFixtures.placed(Self.asset((.primary, "large.mov", Array("does not fit".utf8))))
+        _ = try state.received(Self.offer(1, [large, small]))
+        let actions = Self.settle(&state, state.decided(pushID: 1, accepted: true)) { assets, known in
+            var plan = Self.freshPlan(assets.filter { $0.contentID != large.contentID }, known: known)
+            plan.refused[large.contentID] = .insufficientSpace(needed: 12, available: 5)
+            return plan
+        }
+        let reply = try #require(Self.replies(actions).first)
+        #expect(reply.decision == .accepted)
+        #expect(reply.needed.map(\.contentID) == [small.contentID], "chunks asked for the asset with no room")
+        let refusal = try #require(Self.receipts(actions).first)
+        #expect(refusal.contentID == large.contentID)
+        guard case let .failed(reason) = refusal.outcome else {
+            Issue.record("the asset with no room was not failed: \(refusal.outcome)")
+            return
+        }
+        #expect(reason.contains("not enough free space"), "\(reason)")
+        let replyAt = try #require(actions.firstIndex { if case let .send(m) = $0 { m.contains { if case .offerReply = $0 { true } else { false } } } else { false } })
+        let receiptAt = try #require(actions.firstIndex { if case let .send(m) = $0 { m.contains { if case .receipt = $0 { true } else { false } } } else { false } })
+        #expect(replyAt < receiptAt, "a Receipt before its offer's reply")
+        // The asset that fits is still owed its chunk, and lands.
+        let destination = try #require(try state.destination(of: Self.chunk(1, small, file: 0)))
+        let written = state.chunkWritten(destination, bytes: 4, .success(()))
+        #expect(Self.verifications(written) == [small.files[0].manifest.fileHash])
+        #expect(!state.isIdle)
+    }
+
     /// Found by the interleaving tests: an offer whose own assets all failed retired and
     /// dropped the rest of its chunks, though it carried a sidecar a later offer's asset
     /// waited for, which then never got its Receipt.

@@ -181,6 +181,48 @@ struct StagingCleanupTests {
         }
     }
 
+    /// Issue 47: a receiver with room for part of an offer takes the assets that fit, in
+    /// offer order, and refuses the others one by one; a later offer does not count on
+    /// room promised to the earlier one's chunks still to come.
+    @Test func anOfferTooLargeForTheDiskTakesTheAssetsThatFit() async throws {
+        try await TestSupport.withTemporaryDirectory { root in
+            let setup = try F.setUp(in: root)
+            let now = LibraryScanner.wallClockNs()
+            let importer = try LibraryImporter(library: setup.library, chunkIndex: nil, scanCache: nil, now: { now })
+            let total: UInt64 = 100 << 20
+            let room: UInt64 = 150 << 10
+            let measure = { () throws(ReceiveError) -> LibraryDirectory.Space in
+                .init(available: StagingPolicy.reserve(fileSystemBytes: total) + room, total: total)
+            }
+            func photo(_ seed: UInt64) throws -> PlacedAsset {
+                let bytes = F.data(64 << 10, seed: seed)
+                let manifest = F.manifest(bytes, chunkLengths: [32 << 10, 32 << 10], path: "IMG_\(seed).HEIC")
+                return try #require(PlacedAsset(placements: [Asset(files: [.init(role: .primary, manifest: manifest)])]))
+            }
+            let (a, b, c, d) = (try photo(1), try photo(2), try photo(3), try photo(4))
+            do {
+                let prepared = try importer.prepare([a, b, c], known: [], leavingToSync: nil, measuring: measure)
+                #expect(Set(prepared.plan.refused.keys) == [c.contentID], "two of 64 KiB fit in 150 KiB, the third does not")
+                #expect(prepared.plan.refused[c.contentID]?.description.contains("not enough free space") == true)
+                #expect(Set(prepared.files.keys) == Set([a, b].map(\.files[0].manifest.fileHash)))
+                #expect(importer.staging.promisedSpace.total == 128 << 10)
+                // The next offer sees the room already promised: its one asset does not fit.
+                #expect(throws: ReceiveError.self) {
+                    try importer.prepare([d], known: [], leavingToSync: nil, measuring: measure)
+                }
+                // A chunk written gives its promise back.
+                let file = try #require(prepared.files[a.files[0].manifest.fileHash])
+                let bytes = F.data(64 << 10, seed: 1)
+                try file.write(chunkAt: 0, bytes: F.chunk(0, of: bytes, a.files[0].manifest))
+                #expect(importer.staging.promisedSpace.total == 96 << 10)
+            }
+            // The transfers gone, so are their promises: the offer fits again.
+            #expect(importer.staging.promisedSpace.total == 0)
+            let later = try importer.prepare([d], known: [], leavingToSync: nil, measuring: measure)
+            #expect(later.plan.refused.isEmpty)
+        }
+    }
+
     /// Adopting a partial counts as touching it: a transfer that looked at it and went
     /// (a declined plan, a cancel) gives it another day.
     @Test func adoptingAPartialTouchesIt() async throws {
