@@ -7,6 +7,11 @@ import LFSyncWire
 /// their answers, and the peer's questions, answered one at a time by `run()`, which the
 /// session runs beside its read loop so that re-reading a library for a proof never
 /// stops the connection.
+///
+/// SyncRequests have a lane of their own (also one at a time): applying one asks the peer
+/// questions of its own, and a peer applying *our* SyncRequest at the same moment asks us
+/// some too. Behind a sync in one queue, those questions waited for the sync that waited
+/// for their answers, on both devices at once, until both timed out (five minutes).
 actor SessionQueries {
     /// Questions from the peer queued at once; one more is a protocol violation (each can
     /// cost reading every byte of a thousand assets).
@@ -18,6 +23,7 @@ actor SessionQueries {
     /// Ours, by request ID: nil once the connection ended first.
     private var waiting: [UInt64: Eventual<WireMessage?>] = [:]
     private let questions = AsyncStream<WireMessage>.makeStream()
+    private let syncRequests = AsyncStream<WireMessage.SyncRequest>.makeStream()
     private var queued = 0
     private var closed = false
 
@@ -65,11 +71,31 @@ actor SessionQueries {
             throw .protocolViolation("more than \(Self.maxQueuedQuestions) questions sent without waiting for their answers")
         }
         queued += 1
-        questions.continuation.yield(message)
+        if case let .syncRequest(request) = message {
+            syncRequests.continuation.yield(request)
+        } else {
+            questions.continuation.yield(message)
+        }
     }
 
-    /// Answers the peer's questions in order until the session closes.
+    /// Answers the peer's questions until the session closes: SyncRequests in order, and
+    /// beside them every other question in order.
     func run() async {
+        await withDiscardingTaskGroup { lanes in
+            lanes.addTask { await self.answerSyncRequests() }
+            await answerQuestions()
+        }
+    }
+
+    private func answerSyncRequests() async {
+        for await request in syncRequests.stream {
+            let answer = WireMessage.syncReply(await context.sync(request, from: peer))
+            queued -= 1
+            if !closed { try? await session?.send([answer]) }
+        }
+    }
+
+    private func answerQuestions() async {
         for await question in questions.stream {
             let answer: WireMessage?
             switch question {
@@ -85,8 +111,6 @@ actor SessionQueries {
                 answer = .chunkReply(.init(requestID: request.requestID, outcome: await context.chunk(for: request, from: peer)))
             case let .pathStateRequest(request):
                 answer = .pathStateReport(await context.pathStates(for: request, from: peer))
-            case let .syncRequest(request):
-                answer = .syncReply(await context.sync(request, from: peer))
             default:
                 answer = nil
             }
@@ -100,5 +124,6 @@ actor SessionQueries {
         closed = true
         for answer in waiting.values { answer.resolve(nil) }
         questions.continuation.finish()
+        syncRequests.continuation.finish()
     }
 }
