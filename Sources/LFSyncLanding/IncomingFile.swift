@@ -88,6 +88,14 @@ package final class IncomingFile {
     /// re-hashed when adopting a partial), every one verified; no I/O.
     package var presentChunks: ChunkBitmap { present }
 
+    /// Bytes of the chunks in `presentChunks`.
+    package var presentByteCount: UInt64 {
+        guard present.count > 0 else { return 0 }
+        var total: UInt64 = 0
+        for index in manifest.chunks.indices where present.contains(index) { total += UInt64(manifest.chunks[index].length) }
+        return total
+    }
+
     /// Whether this object made the partial (so a failed plan may remove it).
     package var createdPartial: Bool { isNew && identity != nil }
 
@@ -147,8 +155,7 @@ package final class IncomingFile {
     package func promiseMissingBytes() {
         lock.withLock { _ in
             guard promised == 0, !isFinished else { return }
-            let present = present.indices.reduce(UInt64(0)) { $0 + UInt64(manifest.chunks[$1].length) }
-            promised = manifest.size - min(manifest.size, present)
+            promised = manifest.size - min(manifest.size, presentByteCount)
             staging.promisedSpace.promise(promised)
         }
     }

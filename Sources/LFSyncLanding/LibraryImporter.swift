@@ -155,8 +155,7 @@ package final class LibraryImporter: Sendable {
                     cost += file.manifest.size
                     let hash = file.manifest.fileHash
                     guard let incoming = files[hash], counted.insert(hash).inserted else { continue }
-                    let present = incoming.presentChunks.indices.reduce(UInt64(0)) { $0 + UInt64(file.manifest.chunks[$1].length) }
-                    cost -= min(cost, present)
+                    cost -= min(cost, incoming.presentByteCount)
                 }
             }
             return cost

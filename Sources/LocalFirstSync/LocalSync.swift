@@ -602,7 +602,11 @@ public actor LocalSync {
     }
 
     private func unregister(_ session: PeerSession) {
-        if sessions[session.peer.deviceID] === session { sessions[session.peer.deviceID] = nil }
+        if sessions[session.peer.deviceID] === session {
+            sessions[session.peer.deviceID] = nil
+            // No sync can follow its pushes any more.
+            placementsAwaitingSync.release(from: session.peer.deviceID)
+        }
         if let ticket = tickets.removeValue(forKey: ObjectIdentifier(session)) { admission.release(ticket) }
     }
 
@@ -649,15 +653,26 @@ public actor LocalSync {
                 await self?.answerSyncRequest(request, from: peer)
                     ?? .init(requestID: request.requestID, status: .failed, reason: "shutting down")
             },
-            trackedPaths: { [receiveLibrary] paths in
+            leaveToSync: { [receiveLibrary, placementsAwaitingSync] peer, paths in
                 guard let library = receiveLibrary else { return [] }
                 let key = OffloadedFile.libraryKey(library.url)
-                return Set(((try? await store.read { store throws(SQLiteError) in try store.pathHistory(library: key, paths: paths) }) ?? [:]).keys)
+                let tracked = Set(((try? await store.read { store throws(SQLiteError) in try store.pathHistory(library: key, paths: paths) }) ?? [:]).keys)
+                // Where nothing stands, the push places the file: the sync, not a recorder, versions it.
+                placementsAwaitingSync.add(paths.filter { path in
+                    guard !tracked.contains(path) else { return false }
+                    var status = stat()
+                    return lstat(library.url.path + "/" + path.string, &status) != 0 && errno == ENOENT
+                }, from: peer.deviceID)
+                return tracked
             },
             logger: configuration.log)
     }
 
     private let importerLock = LockedState<LibraryImporter?>(nil)
+
+    /// Paths pushes a sync follows are placing in the receiving library, until that sync
+    /// is applied: recorders leave them to it (`PlacementsAwaitingSync`).
+    package nonisolated let placementsAwaitingSync = PlacementsAwaitingSync()
 
     /// The importer is opened lazily (and once) so a send-only device never touches a library.
     nonisolated private func importerForReceiving() throws(SyncError) -> LibraryImporter {

@@ -26,8 +26,10 @@ struct SessionContext: Sendable {
     let onChunkRequest: @Sendable (WireMessage.ChunkRequest, Peer) async -> WireMessage.ChunkReply.Outcome
     let onPathStateRequest: @Sendable (WireMessage.PathStateRequest, Peer) async -> WireMessage.PathStateReport
     let onSyncRequest: @Sendable (WireMessage.SyncRequest, Peer) async -> WireMessage.SyncReply
-    /// Which of these paths of the receiving library its path history knows.
-    let trackedPaths: @Sendable ([RelativePath]) async -> Set<RelativePath>
+    /// For a push of this peer a sync follows: which of these paths of the receiving
+    /// library its path history knows (left to the sync); the others, where nothing stands
+    /// yet, are noted as placed for that sync (`PlacementsAwaitingSync`).
+    let leaveToSync: @Sendable (Peer, [RelativePath]) async -> Set<RelativePath>
     let logger: @Sendable (String) -> Void
 
     func importer() throws(SyncError) -> LibraryImporter { try importerProvider() }

@@ -167,7 +167,7 @@ actor SessionReceiver {
             case let .plan(offerID, assets, known):
                 for asset in assets { compositions[asset.contentID] = asset.files.map { ($0.role, $0.manifest.fileHash) } }
                 let tracked: Set<RelativePath>? = if syncFollows.remove(offerID) != nil {
-                    await context.trackedPaths(assets.flatMap { $0.placements.flatMap { $0.files.map(\.manifest.path) } })
+                    await context.leaveToSync(peer, assets.flatMap { $0.placements.flatMap { $0.files.map(\.manifest.path) } })
                 } else { nil }
                 guard let result = await plan(assets, known: known, leavingToSync: tracked) else { return }
                 await perform(incoming.planned(offerID: offerID, result))

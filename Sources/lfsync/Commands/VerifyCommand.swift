@@ -135,8 +135,7 @@ struct VerifyCommand {
         let area = VersionsArea(library: library)
         for version in kept {
             report.versionsChecked += 1
-            let url = area.url(ofStored: version.stored)
-            guard FileManager.default.fileExists(atPath: url.path) else {
+            guard let url = area.url(ofStored: version.stored), FileManager.default.fileExists(atPath: url.path) else {
                 report.missingVersions.append(version.stored)
                 continue
             }

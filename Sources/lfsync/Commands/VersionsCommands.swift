@@ -113,7 +113,9 @@ struct RestoreCommand {
     private func restore(_ version: KeptVersion, at path: RelativePath, directory: LibraryDirectory, staging: StagingArea,
                          versions: VersionsArea, stamp: String) throws -> KeptVersion? {
         let target = try LibraryPath.validate(path)
-        let source = versions.url(ofStored: version.stored)
+        guard let source = versions.url(ofStored: version.stored) else {
+            throw CommandFailure(message: "its kept copy has a name outside the versions area (\(PrintablePath.escape(version.stored))): the ledger is damaged", exitCode: .ioError)
+        }
         // The kept copy is checked against the hash recorded when it was kept.
         let manifest = try FileDigester().manifest(absolutePath: source.path, relativePath: path.string)
         guard manifest.fileHash == version.fileHash else {

@@ -23,6 +23,10 @@ struct HistoryRecorder {
     let ledger: SyncStateStore
     /// This device's short ID (`DeviceShortID`).
     let device: UInt64
+    /// Paths a push a sync follows is placing here (`PlacementsAwaitingSync`): while one has
+    /// no row, it is left to that sync, which takes or adopts the sender's version — recorded
+    /// as this device's own, it would meet a newer version of the sender's as a conflict.
+    var awaitingSync: Set<RelativePath> = []
 
     var key: String { OffloadedFile.libraryKey(library) }
 
@@ -83,7 +87,9 @@ struct HistoryRecorder {
         let expectsFiles = stored.values.contains { $0.expectedOnDisk != nil }
         let marker = Self.readMarker(in: library)
         let looksUnmounted = expectsFiles && (scanned.isEmpty && unsettled.isEmpty || position.map { marker != $0.historyID } ?? false)
+        let awaitingSync = awaitingSync
         func leftOut(_ path: RelativePath) -> Bool {
+            if history[path] == nil, awaitingSync.contains(path) { return true }
             if looksUnmounted || offloaded.contains(path) || skipped.contains(path) || unsettled.contains(path) { return true }
             if let within, !Self.isInside(path, within) { return true }
             return excluded.contains { path == $0 || Self.isInside(path, $0) }

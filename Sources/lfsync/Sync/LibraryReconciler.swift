@@ -107,7 +107,7 @@ struct LibraryReconciler {
         let scan = try await LibraryScanner(root: library, cache: index.scanCache, chunkIndex: index.chunkIndex, exclusions: exclusions).scan()
         // Files changed moments ago count too (most often: what this push's offers just
         // placed): each is acted on only if it is still the file that was hashed.
-        let recorded = try await HistoryRecorder(library: library, ledger: ledger, device: device)
+        let recorded = try await HistoryRecorder(library: library, ledger: ledger, device: device, awaitingSync: sync.placementsAwaitingSync.paths())
             .record(scan, adopting: theirs.mapValues(\.version), settledOnly: false)
         if recorded.looksUnmounted {
             outcome.status = .failed

@@ -27,7 +27,8 @@ struct PushSync {
     /// Brings this library's history up to `scan` (see `HistoryRecorder.record`:
     /// `settledOnly` false for an explicit push, true for `watch`).
     func record(_ scan: LibraryScan, settledOnly: Bool, stillChanging: @escaping @Sendable (RelativePath) -> Bool = { _ in false }) async throws -> HistoryRecorder.Outcome {
-        try await HistoryRecorder(library: library, ledger: ledger, device: device).record(scan, settledOnly: settledOnly, stillChanging: stillChanging)
+        try await HistoryRecorder(library: library, ledger: ledger, device: device, awaitingSync: sync.placementsAwaitingSync.paths())
+            .record(scan, settledOnly: settledOnly, stillChanging: stillChanging)
     }
 
     /// Asks each of `peers` that keeps path versions to apply this library's history.

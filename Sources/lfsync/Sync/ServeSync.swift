@@ -43,6 +43,8 @@ struct ServeSync {
         let reconciler = LibraryReconciler(library: library, index: index, exclusions: exclusions, ledger: ledger, sync: sync,
                                            device: device, retentionDays: retentionDays)
         let outcome = await reconciler.run(with: peer, .init(deletions: deletions, maxDeletions: request.maxDeletions, peerName: name))
+        // What its pushes placed is versioned now (taken, adopted), or this sync did not cover it.
+        sync.placementsAwaitingSync.release(from: peer.deviceID)
         let reply = WireMessage.SyncReply(requestID: request.requestID, status: outcome.status, counts: outcome.counts,
                                           reason: outcome.reason.map { WireText.fitted($0, maxBytes: WireMessage.SyncReply.maxReasonBytes) })
         log("sync from \(name): \(PushSync.summary(PushSync.Result(peer: peer, reply: reply)))")
@@ -52,7 +54,7 @@ struct ServeSync {
     private func answer(_ request: WireMessage.PathStateRequest) async -> WireMessage.PathStateReport {
         let scanner = LibraryScanner(root: library, cache: index.scanCache, chunkIndex: index.chunkIndex, exclusions: exclusions)
         if let scan = try? await scanner.scan() {
-            _ = try? await HistoryRecorder(library: library, ledger: ledger, device: device).record(scan)
+            _ = try? await HistoryRecorder(library: library, ledger: ledger, device: device, awaitingSync: sync.placementsAwaitingSync.paths()).record(scan)
         }
         let cache = index.scanCache
         return await PathStateAnswers(library: OffloadedFile.libraryKey(library), ledger: ledger) { paths in

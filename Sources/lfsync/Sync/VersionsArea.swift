@@ -36,8 +36,13 @@ struct VersionsArea {
         return (keep, "\(stamp)/\(path.relativePath.string)")
     }
 
-    func url(ofStored stored: String) -> URL {
-        root.appendingPathComponent(stored)
+    /// The kept file a ledger row names, or nil when the name could lead outside the area:
+    /// it is lfsync's own, but read back from the ledger on disk, and so checked like any
+    /// name from outside (absolute, empty, `.` or `..` components).
+    func url(ofStored stored: String) -> URL? {
+        let components = stored.split(separator: "/", omittingEmptySubsequences: false)
+        guard !stored.isEmpty, !components.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }) else { return nil }
+        return root.appendingPathComponent(stored)
     }
 
     /// Removes the kept versions older than `days`, file and row; returns how many went.
@@ -49,9 +54,8 @@ struct VersionsArea {
         let old = kept.filter { $0.keptAt < cutoff }
         guard !old.isEmpty else { return 0 }
         for version in old {
-            // Only inside the area: a stored name is lfsync's own, but read back from the ledger.
-            guard !version.stored.split(separator: "/").contains(where: { $0 == ".." || $0 == "." }) else { continue }
-            try? FileManager.default.removeItem(at: url(ofStored: version.stored))
+            guard let file = url(ofStored: version.stored) else { continue }
+            try? FileManager.default.removeItem(at: file)
         }
         _ = try? await ledger.write { store throws(SQLiteError) in try store.forgetKeptVersions(library: key, stored: old.map(\.stored)) }
         removeEmptyFolders()

@@ -283,7 +283,7 @@ final class WatchLoop {
         do {
             let pushSync = PushSync(library: library, index: index, ledger: ledger, sync: sync, device: device)
             let root = library.path
-            let settleNs = Int64(schedule.settle.components.seconds) * 1_000_000_000 + schedule.settle.components.attoseconds / 1_000_000_000
+            let settleNs = schedule.settleNs
             let stillChanging: @Sendable (RelativePath) -> Bool = { path in
                 Self.lastChangeNs(root + "/" + path.string) > FileTime.now() - settleNs
             }
@@ -312,7 +312,7 @@ final class WatchLoop {
         guard !wanted.isEmpty else { return ([], scan.settledStatus, 0) }
         // Never a file still being written: what changed within the settle time waits for the next pass.
         let nowNs = FileTime.now()
-        let settleNs = Int64(schedule.settle.components.seconds) * 1_000_000_000 + schedule.settle.components.attoseconds / 1_000_000_000
+        let settleNs = schedule.settleNs
         var ready: [Asset] = []
         var deferred = 0
         var recheckNs: Int64?

@@ -9,6 +9,11 @@
 struct WatchSchedule {
     var settle: Duration
     var maxDelay: Duration
+
+    /// `settle` in nanoseconds, to compare with file times.
+    var settleNs: Int64 {
+        settle.components.seconds * 1_000_000_000 + settle.components.attoseconds / 1_000_000_000
+    }
     /// Set when inotify cannot be relied on (the watch limit was reached): a pass this often.
     var rescanInterval: Duration?
 

@@ -1,3 +1,4 @@
+import Synchronization
 import Testing
 import LocalFirstSyncTesting
 
@@ -31,10 +32,35 @@ import LocalFirstSyncTesting
         #expect(clock.sleeperCount == 0)
     }
 
+    /// What the liveness test needs: waiting for one timer is not satisfied by another.
+    @Test func waitingForASleeperByDeadlineIgnoresOtherTimers() async throws {
+        let clock = ManualClock()
+        let other = Task { try await clock.sleep(until: clock.now.advanced(by: .seconds(600)), tolerance: nil) }
+        await clock.waitForSleepers(count: 1)
+        let armed = LockedFlag()
+        let waiter = Task {
+            await clock.waitForSleeper(until: ManualClock.Instant(offset: .seconds(60)))
+            #expect(armed.isSet, "returned before the timer it waits for was armed")
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        armed.set()
+        let timer = Task { try await clock.sleep(until: ManualClock.Instant(offset: .seconds(60)), tolerance: nil) }
+        await waiter.value
+        other.cancel()
+        timer.cancel()
+    }
+
     @Test func aDeadlineAlreadyPassedDoesNotSleep() async throws {
         let clock = ManualClock()
         clock.advance(by: .seconds(5))
         try await clock.sleep(until: clock.now.advanced(by: .seconds(-1)), tolerance: nil)
         #expect(clock.sleeperCount == 0)
     }
+}
+
+/// A flag set once, read from another task.
+private final class LockedFlag: Sendable {
+    private let state = Mutex(false)
+    var isSet: Bool { state.withLock { $0 } }
+    func set() { state.withLock { $0 = true } }
 }

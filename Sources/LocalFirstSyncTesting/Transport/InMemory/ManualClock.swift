@@ -71,4 +71,12 @@ public final class ManualClock: Clock, Sendable {
     public func waitForSleepers(count: Int) async {
         await state.wait { $0.sleeping.count >= count ? () : nil }
     }
+
+    /// Returns once some task sleeps until exactly `deadline`: the way a test knows that one
+    /// particular timer (armed now for a known duration) is waiting. Unlike a count, it is
+    /// not satisfied by another timer — one cancelled a moment ago whose task has not run
+    /// yet to leave, say — so time never moves before the timer it is meant for is armed.
+    public func waitForSleeper(until deadline: Instant) async {
+        await state.wait { $0.sleeping.values.contains { $0.offset == deadline.offset } ? () : nil }
+    }
 }
