@@ -86,6 +86,8 @@ struct LibraryReconciler {
         var theirs: [RelativePath: WireMessage.PathStateEntry] = [:]
         var position = progress
         var reports = 0
+        // Stopped at the cap with more to read: the reply says partial, and the asker comes back.
+        var capped = false
         while true {
             let report = try await sync.pathStates(from: peer, after: position)
             // Another history than the one we read before: it was answered from its start.
@@ -93,14 +95,25 @@ struct LibraryReconciler {
             for entry in report.entries { theirs[entry.path] = entry }
             position = HistoryPosition(historyID: report.historyID, seq: report.through)
             reports += 1
-            if !report.more || reports >= Self.maxReports { break }
+            if !report.more { break }
+            if reports >= Self.maxReports {
+                capped = true
+                break
+            }
+        }
+        func finished(_ outcome: Outcome) -> Outcome {
+            guard capped, outcome.status == .synced else { return outcome }
+            var said = outcome
+            said.status = .partial
+            said.reason = outcome.reason ?? "read \(reports) reports of its changes, the most one sync takes: the rest comes with the next"
+            return said
         }
         guard let through = position else { return outcome }
         // Nothing new from them, and no kept deletion to apply: the library is not even scanned.
         let keptDeletions = options.deletions ? try await ledger.read { store throws(SQLiteError) in try store.hasRetainedDeletions(library: key) } : false
         if theirs.isEmpty, !keptDeletions {
             if through != progress { try await ledger.write { store throws(SQLiteError) in try store.recordPathProgress(library: key, peer: peer.ledgerKey, through) } }
-            return outcome
+            return finished(outcome)
         }
 
         // 2. Our own history, up to the disk as it is now.
@@ -112,7 +125,7 @@ struct LibraryReconciler {
         if recorded.looksUnmounted {
             outcome.status = .failed
             outcome.reason = "the library \(library.path) looks unmounted or emptied (its .lfsync/library-id marker is missing, or no file is left): nothing was applied"
-            return outcome
+            return finished(outcome)
         }
         var history = recorded.history
         var files: [RelativePath: OnDisk] = [:]
@@ -275,7 +288,7 @@ struct LibraryReconciler {
         if !skipped.isEmpty, outcome.reason == nil { outcome.reason = "skipped \(skipped.count): \(skipped[0])" }
         await versions.prune(olderThan: retentionDays, ledger: ledger)
         if !outcome.changedPaths.isEmpty { sync.holdingsChanged() }
-        return outcome
+        return finished(outcome)
     }
 
     /// Carries out one plan on the disk; nil when done, else why it is left for later.
