@@ -140,6 +140,13 @@ struct PushCommand {
             running.withLock { $0 = push.transfer }
             // Stopped between the check above and now: this push stops too.
             if stopped.withLock({ $0 }) != nil { try? await push.transfer.cancel() }
+            // The library's changes are recorded as soon as its scan is complete, while the
+            // peers still confirm the offers (a repeat push waits mostly for that): the sync
+            // after the push needs the record, the transfer does not.
+            let pushSync = PushSync(library: url, index: index, ledger: ledger, sync: sync, device: DeviceShortID.of(identity.deviceID))
+            let recording: Task<Result<HistoryRecorder.Outcome, any Error>, Never>? = syncing ? Task {
+                do { return .success(try await pushSync.record(try await push.scanned(), settledOnly: false)) } catch { return .failure(error) }
+            } : nil
             for await update in push.transfer { renderer.show(update) }
             for summary in await push.transfer.waitUntilCompleted() {
                 var report = perPeer[summary.peer] ?? PeerReport(peer: summary.peer.name, deviceID: summary.peer.deviceID.description, state: "", assetsStored: 0, assetsFailed: 0, chunkBytesSent: 0, failures: [:])
@@ -165,10 +172,11 @@ struct PushCommand {
             }
             if syncing, stopped.withLock({ $0 }) == nil {
                 let connected = destinations.filter { notConnected[$0.deviceID] == nil && outcomes[$0]?.isFailed != true && outcomes[$0]?.isDeclined != true }
-                let pushSync = PushSync(library: url, index: index, ledger: ledger, sync: sync, device: DeviceShortID.of(identity.deviceID))
                 var looksUnmounted = false
-                do { looksUnmounted = try await pushSync.record(scan, settledOnly: false).looksUnmounted } catch {
-                    console.error("\(path): could not record its changes: \(error)")
+                switch await recording?.value {
+                case let .success(outcome)?: looksUnmounted = outcome.looksUnmounted
+                case let .failure(error)?: console.error("\(path): could not record its changes: \(error)")
+                case nil: break
                 }
                 let results = await pushSync.requestSyncs(with: connected, deletions: arguments[Self.delete], maxDeletions: try arguments.value(Self.maxDelete),
                                                           manifests: PushSync.manifests(of: scan))
