@@ -75,10 +75,9 @@ package final class LibraryImporter: Sendable {
     /// 3. copy the chunks found elsewhere in the library into new partials —
     ///    removed again if this step fails.
     /// - Parameter tracked: for a push a sync follows (PROTOCOL.md, "Syncing"), the offered
-    ///   paths this library's history holds a deletion for: those, and paths where anything
-    ///   stands, are left to the sync (counted as in place: nothing is sent or placed for
-    ///   them), which tells an edit from a conflict and a deleted file from a new one. Nil for
-    ///   a plain push.
+    ///   paths this library's history knows: those, and paths where anything stands, are
+    ///   left to the sync (counted as in place: nothing is sent or placed for them), which
+    ///   tells an edit from a conflict and a deleted file from a new one. Nil for a plain push.
     /// - Throws: `.insufficientSpace` when not even the first asset that needs room fits.
     package func prepare(_ assets: [PlacedAsset], known: Set<Hash256>, leavingToSync tracked: Set<RelativePath>? = nil) throws(ReceiveError) -> PreparedOffer {
         try prepare(assets, known: known, leavingToSync: tracked, measuring: directory.space)

@@ -257,19 +257,17 @@ extension SyncStateStore {
 
     /// Columns path, file_hash, vector, changed_at_ms, changed_by, retained_hash, seq.
     private static func historyEntry(_ row: SQLiteRow) -> PathHistoryEntry? {
-        // Straight from the memory SQLite lends (a library's whole history is read per push).
-        guard let path = row.text(at: 0),
-              let vector = row.withUnsafeBlob(at: 2, { $0.flatMap { VersionVector(encoded: $0) } }) else { return nil }
+        guard let path = row.text(at: 0), let vector = row.blob(at: 2).flatMap(VersionVector.init(encoded:)) else { return nil }
         let content: PathVersion.Content
         if row.isNull(at: 1) {
             content = .deleted
         } else {
-            guard let hash = row.withUnsafeBlob(at: 1, { $0.flatMap { Hash256(bytes: $0) } }) else { return nil }
+            guard let hash = row.blob(at: 1).flatMap(Hash256.init(bytes:)) else { return nil }
             content = .file(hash)
         }
         var retained: Hash256?
         if !row.isNull(at: 5) {
-            guard let hash = row.withUnsafeBlob(at: 5, { $0.flatMap { Hash256(bytes: $0) } }) else { return nil }
+            guard let hash = row.blob(at: 5).flatMap(Hash256.init(bytes:)) else { return nil }
             retained = hash
         }
         let version = PathVersion(content: content, vector: vector, changedAt: row.int64(at: 3),

@@ -23,31 +23,17 @@ public struct LibraryPush: Sendable {
 }
 
 /// The segments of a streaming scan, put back together: what a sync after the push records.
-/// Segments arrive mostly in path order, each sorted: kept as runs and sorted once at the end
-/// (a stable sort of runs is close to linear), not a dictionary of every path.
 final class WholeScan: Sendable {
-    private let state = LockedState<(assets: [Asset], settled: [(path: RelativePath, status: FileStatus)])>(([], []))
+    private let state = LockedState<(assets: [Asset], settled: [RelativePath: FileStatus])>(([], [:]))
 
     func add(_ segment: ScanSegment) {
         state.withLock { kept in
             kept.assets += segment.assets
-            for (path, status) in segment.settled.entries { kept.settled.append((path, status)) }
+            for path in segment.settled.paths { kept.settled[path] = segment.settled[path] }
         }
     }
 
     func result() -> (assets: [Asset], settled: SettledFiles) {
-        state.withLock { kept in
-            kept.assets.sort { $0.primaryPath < $1.primaryPath }
-            kept.settled.sort { $0.path < $1.path }
-            // A path reported by two segments once (the later report wins, as before).
-            var unique: [(path: RelativePath, status: FileStatus)] = []
-            unique.reserveCapacity(kept.settled.count)
-            for entry in kept.settled {
-                if unique.last?.path == entry.path { unique[unique.count - 1] = entry } else { unique.append(entry) }
-            }
-            let result = (kept.assets, SettledFiles(sorted: unique))
-            kept = ([], [])
-            return result
-        }
+        state.withLock { ($0.assets.sorted { $0.primaryPath < $1.primaryPath }, SettledFiles($0.settled)) }
     }
 }

@@ -656,12 +656,7 @@ public actor LocalSync {
             leaveToSync: { [receiveLibrary, placementsAwaitingSync] peer, paths in
                 guard let library = receiveLibrary else { return [] }
                 let key = OffloadedFile.libraryKey(library.url)
-                // Paths whose last version here is a deletion: a stale sender's file there would
-                // be a resurrection, so the sync decides. (A path whose file vanished without a
-                // record, by hand or with a disk swapped, gets the file back, as a push always
-                // did; where anything stands, the importer leaves it to the sync anyway.)
-                let rows = (try? await store.read { store throws(SQLiteError) in try store.pathHistory(library: key, paths: paths) }) ?? [:]
-                let tracked = Set(rows.filter { $0.value.expectedOnDisk == nil }.keys)
+                let tracked = Set(((try? await store.read { store throws(SQLiteError) in try store.pathHistory(library: key, paths: paths) }) ?? [:]).keys)
                 // Where nothing stands, the push places the file: the sync, not a recorder, versions it.
                 placementsAwaitingSync.add(paths.filter { path in
                     guard !tracked.contains(path) else { return false }

@@ -27,7 +27,7 @@ struct SessionContext: Sendable {
     let onPathStateRequest: @Sendable (WireMessage.PathStateRequest, Peer) async -> WireMessage.PathStateReport
     let onSyncRequest: @Sendable (WireMessage.SyncRequest, Peer) async -> WireMessage.SyncReply
     /// For a push of this peer a sync follows: which of these paths of the receiving
-    /// library its path history holds a deletion for (left to the sync); the others, where nothing stands
+    /// library its path history knows (left to the sync); the others, where nothing stands
     /// yet, are noted as placed for that sync (`PlacementsAwaitingSync`).
     let leaveToSync: @Sendable (Peer, [RelativePath]) async -> Set<RelativePath>
     let logger: @Sendable (String) -> Void

@@ -104,22 +104,6 @@ package struct VersionVector: Hashable, Sendable, CustomStringConvertible {
     /// Reads `encoded()`'s form strictly: whole entries, at most `maxEntries`, devices in
     /// ascending order without repeats, no zero counter — so each vector has one encoding.
     /// Nil for anything else (a damaged ledger row, a peer's bad bytes).
-    /// The same from raw memory (a column SQLite lends): called from another module, the
-    /// generic form runs unspecialised, a metadata lookup per byte — most of the time of
-    /// reading a library's history before this.
-    package init?(encoded bytes: UnsafeRawBufferPointer) {
-        guard bytes.count % 16 == 0, bytes.count / 16 <= Self.maxEntries else { return nil }
-        var pairs: [(device: UInt64, counter: UInt64)] = []
-        pairs.reserveCapacity(bytes.count / 16)
-        for index in 0..<(bytes.count / 16) {
-            let device = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: index * 16, as: UInt64.self))
-            let counter = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: index * 16 + 8, as: UInt64.self))
-            guard counter > 0, pairs.last.map({ $0.device < device }) ?? true else { return nil }
-            pairs.append((device, counter))
-        }
-        entries = pairs
-    }
-
     package init?(encoded bytes: some Collection<UInt8>) {
         guard bytes.count % 16 == 0, bytes.count / 16 <= Self.maxEntries else { return nil }
         var pairs: [(device: UInt64, counter: UInt64)] = []

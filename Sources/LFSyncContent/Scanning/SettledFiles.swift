@@ -20,16 +20,6 @@ public struct SettledFiles: Sendable {
         }
     }
 
-    /// From entries sorted by path, each path once (a scan's segments put back together).
-    package init(sorted entries: [(path: RelativePath, status: FileStatus)]) {
-        paths.reserveCapacity(entries.count)
-        statuses.reserveCapacity(entries.count)
-        for entry in entries { append(entry.path, entry.status) }
-    }
-
-    /// Every path with its status, in path order.
-    package var entries: Zip2Sequence<[RelativePath], [FileStatus]> { zip(paths, statuses) }
-
     public var count: Int { paths.count }
     public var isEmpty: Bool { paths.isEmpty }
 

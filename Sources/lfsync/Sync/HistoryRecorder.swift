@@ -15,19 +15,17 @@ import LFSyncSystem
 ///
 /// **An emptied or unmounted library propagates no deletion** (Syncthing's folder marker):
 /// the library keeps `.lfsync/library-id` with its history's ID. When the history says
-/// files should be there and the scan found no file at all, or the marker is missing or
-/// names another history while most of those files are missing too — a disk not mounted,
-/// leaving its empty mount point, or another disk in its place — the missing files are not
-/// recorded as deleted, and `looksUnmounted` says so.
+/// files should be there and the marker is missing or names another history — a disk not
+/// mounted, leaving its empty mount point — or the scan found no file at all, the missing
+/// files are not recorded as deleted, and `looksUnmounted` says so.
 struct HistoryRecorder {
     let library: URL
     let ledger: SyncStateStore
     /// This device's short ID (`DeviceShortID`).
     let device: UInt64
-    /// Paths a push a sync follows is placing here (`PlacementsAwaitingSync`): left to that
-    /// sync, which takes or adopts the sender's version — recorded as this device's own (a new
-    /// file, or an edit of one that had vanished), it would meet a newer version of the
-    /// sender's as a conflict, and the vanished file would be recorded as deleted.
+    /// Paths a push a sync follows is placing here (`PlacementsAwaitingSync`): while one has
+    /// no row, it is left to that sync, which takes or adopts the sender's version — recorded
+    /// as this device's own, it would meet a newer version of the sender's as a conflict.
     var awaitingSync: Set<RelativePath> = []
 
     var key: String { OffloadedFile.libraryKey(library) }
@@ -88,16 +86,10 @@ struct HistoryRecorder {
         // had no marker to lose).
         let expectsFiles = stored.values.contains { $0.expectedOnDisk != nil }
         let marker = Self.readMarker(in: library)
-        // A marker that is missing or names another history counts only while most of the
-        // files the history expects are missing too: a library restored or copied onto a new
-        // disk (its marker left behind) and then filled again by a push is a library again.
-        let expected = stored.values.lazy.filter { $0.expectedOnDisk != nil }.count
-        let present = stored.lazy.filter { $0.value.expectedOnDisk != nil && (scanned[$0.key] != nil || unsettled.contains($0.key)) }.count
-        let markerLost = position.map { marker != $0.historyID } ?? false
-        let looksUnmounted = expectsFiles && (scanned.isEmpty && unsettled.isEmpty || markerLost && present * 2 < expected)
+        let looksUnmounted = expectsFiles && (scanned.isEmpty && unsettled.isEmpty || position.map { marker != $0.historyID } ?? false)
         let awaitingSync = awaitingSync
         func leftOut(_ path: RelativePath) -> Bool {
-            if awaitingSync.contains(path) { return true }
+            if history[path] == nil, awaitingSync.contains(path) { return true }
             if looksUnmounted || offloaded.contains(path) || skipped.contains(path) || unsettled.contains(path) { return true }
             if let within, !Self.isInside(path, within) { return true }
             return excluded.contains { path == $0 || Self.isInside(path, $0) }

@@ -159,39 +159,6 @@ import Testing
         }
     }
 
-    /// What the receiver lost without a record comes back with the next push, as a push always
-    /// brought what a receiver lacks: a file deleted by hand on the nas, then the nas's whole
-    /// library on a new, empty disk (its marker gone with it). Once refilled, the library is a
-    /// library again: the next edit updates it, not "looks unmounted". (The 20,000-file
-    /// benchmark found both: the pushes placed nothing, the history said the files were there.)
-    @Test func whatTheReceiverLostComesBackWithTheNextPush() async throws {
-        try await TestSupport.withTemporaryDirectory { root in
-            let pair = try await Self.pair(root)
-            let fm = FileManager.default
-            try fm.removeItem(at: pair.nas.library.appendingPathComponent("Documents/notes.txt"))
-            let again = try await pair.push()
-            #expect(again.status == 0, "\(again.stderr)")
-            #expect(try pair.nasFiles() == (try pair.laptopFiles()))
-
-            // A new disk: nothing of the library is left, not even lfsync's folder.
-            _ = pair.server.stop()
-            for item in try fm.contentsOfDirectory(atPath: pair.nas.library.path) {
-                try fm.removeItem(at: pair.nas.library.appendingPathComponent(item))
-            }
-            let server = try await Server(pair.nas)
-            defer { _ = server.stop() }
-            #expect(try await pair.laptop.run(["trust", pair.nas.deviceID(), "--name", "nas", "--address", server.address]).status == 0)
-            let refill = try await pair.push()
-            #expect(refill.status == 0, "\(refill.stderr)")
-            #expect(try pair.nasFiles() == (try pair.laptopFiles()))
-            try Self.write("<x:xmpmeta><rating>2</rating></x:xmpmeta>\n", to: pair.laptop.library.appendingPathComponent("Camera/DSC_0100.NEF.xmp"))
-            let edit = try await pair.push()
-            #expect(edit.status == 0, "\(edit.stderr)")
-            #expect(edit.stderr.contains("synced: 1 updated"), "\(edit.stderr)")
-            #expect(try pair.nasFiles() == (try pair.laptopFiles()))
-        }
-    }
-
     @Test func maxDeleteAndAnUnmountedLibraryStopDeletions() async throws {
         try await TestSupport.withTemporaryDirectory { root in
             let pair = try await Self.pair(root)
