@@ -342,7 +342,10 @@ real_bytes=$(du -sb --apparent-size "$real" | cut -f1)
 fresh_receiver() {   # d1 serving an empty library on a fresh file system
   stop_serve d1
   rm -rf "$work/d1/state/libraries"
-  library[d1]="$(fresh_disk d1 4)/Pictures"
+  # A folder name of its own each time: d1's ledger keeps each library's path history, and a
+  # fresh disk at a path it already knows is a library that lost its files (ARCHITECTURE.md,
+  # Known gaps), not the empty receiver this scenario times.
+  library[d1]="$(fresh_disk d1 4)/Pictures-$RANDOM$RANDOM"
   start_serve d1
 }
 t_f=(); t_i=(); t_s=(); t_ss=()
