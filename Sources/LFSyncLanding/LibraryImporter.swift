@@ -110,8 +110,13 @@ package final class LibraryImporter: Sendable {
         for (hash, manifest) in newContents {
             prepared.files[hash] = try IncomingFile.prepare(in: staging, manifest: manifest)
         }
-        let costs = Self.costs(of: assets, inPlace: prepared.plan.inPlace, files: prepared.files, counting: [])
-        let bytesToAdd = costs.reduce(UInt64(0), +)
+        var bytesToAdd: UInt64 = 0
+        var counted = Set<Hash256>()
+        for asset in assets {
+            let (cost, brought) = Self.cost(of: asset, inPlace: prepared.plan.inPlace[asset.contentID], files: prepared.files, counted: counted)
+            bytesToAdd += cost
+            counted.formUnion(brought)
+        }
         let room = try staging.room(toFit: bytesToAdd, now: now(), measuring: measure)
         if bytesToAdd > 0, bytesToAdd > room.usable {
             try leaveOut(assets, thatDoNotFit: room, from: &prepared)
@@ -139,27 +144,25 @@ package final class LibraryImporter: Sendable {
         return prepared
     }
 
-    /// What each asset adds on disk: every placement file not in place, less the
-    /// chunks a partial of its content already holds — counted once per content,
-    /// for the first asset (in offer order) that brings it, and not for contents
-    /// `counted` already.
-    private static func costs(
-        of assets: [PlacedAsset], inPlace: [ContentID: [[Bool]]], files: [Hash256: IncomingFile], counting counted: Set<Hash256>
-    ) -> [UInt64] {
-        var counted = counted
-        return assets.map { asset in
-            let rows = inPlace[asset.contentID]
-            var cost: UInt64 = 0
-            for (placementIndex, placement) in asset.placements.enumerated() {
-                for (fileIndex, file) in placement.files.enumerated() where rows?[safe: placementIndex]?[safe: fileIndex] != true {
-                    cost += file.manifest.size
-                    let hash = file.manifest.fileHash
-                    guard let incoming = files[hash], counted.insert(hash).inserted else { continue }
-                    cost -= min(cost, incoming.presentByteCount)
-                }
+    /// What `asset` adds on disk: every placement file not in place, less the chunks a
+    /// partial of its content already holds — counted once per content, and not for
+    /// contents in `counted` (brought by an asset taken before it).
+    /// - Returns: the bytes, and the contents whose partials it counted (for `counted`,
+    ///   once the asset is taken).
+    private static func cost(
+        of asset: PlacedAsset, inPlace rows: [[Bool]]?, files: [Hash256: IncomingFile], counted: Set<Hash256>
+    ) -> (bytes: UInt64, brought: Set<Hash256>) {
+        var bytes: UInt64 = 0
+        var brought = Set<Hash256>()
+        for (placementIndex, placement) in asset.placements.enumerated() {
+            for (fileIndex, file) in placement.files.enumerated() where rows?[safe: placementIndex]?[safe: fileIndex] != true {
+                bytes += file.manifest.size
+                let hash = file.manifest.fileHash
+                guard let incoming = files[hash], !counted.contains(hash), brought.insert(hash).inserted else { continue }
+                bytes -= min(bytes, incoming.presentByteCount)
             }
-            return cost
         }
+        return (bytes, brought)
     }
 
     /// Takes the offer's assets in order while they fit in `room` and refuses
@@ -172,12 +175,12 @@ package final class LibraryImporter: Sendable {
         var taken = 0
         var total: UInt64 = 0
         for asset in assets {
-            let cost = Self.costs(of: [asset], inPlace: prepared.plan.inPlace, files: prepared.files, counting: counted)[0]
+            let (cost, brought) = Self.cost(of: asset, inPlace: prepared.plan.inPlace[asset.contentID], files: prepared.files, counted: counted)
             total += cost
             if cost <= left {
                 left -= cost
                 if cost > 0 { taken += 1 }
-                counted.formUnion(asset.placements.flatMap { $0.files.map(\.manifest.fileHash) })
+                counted.formUnion(brought)
             } else {
                 // Said with the room left once the assets taken before it are counted.
                 var remaining = room

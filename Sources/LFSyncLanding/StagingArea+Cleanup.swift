@@ -123,7 +123,7 @@ extension StagingArea {
             now: now, keepingAtMost: StagingPolicy.unheldPartialLimit(fileSystemBytes: space.total),
             freeing: wanted > space.available ? wanted - space.available : 0)
         if removal.files > 0 { space = try measure() }
-        return Room(available: space.available - min(space.available, promisedSpace.total), reserve: reserve)
+        return Room(available: space.available - min(space.available, promised), reserve: reserve)
     }
 
     /// The partials in the directory that no live transfer holds, with their
